@@ -1,0 +1,38 @@
+# Task runner. `make run` = main job on the embedded runtime; `make test` = lint + tests.
+# Both bootstrap what is missing (virtualenv, packages, Delta jars) and are safe to re-run.
+VENV ?= .venv
+BIN := $(VENV)/bin
+export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
+export SPARK_CDC_HOME ?= $(CURDIR)/.spark_cdc
+export PYTHONHASHSEED ?= 0
+
+.PHONY: setup run test lint lint-sql lint-python pytest bench docs clean
+
+setup:
+	@bash scripts/bootstrap.sh
+
+run: setup
+	$(BIN)/python -m spark_cdc.main_job
+
+test: setup lint pytest
+
+lint: lint-python lint-sql
+
+lint-python: setup
+	$(BIN)/ruff check src python_tests benchmarks models
+	$(BIN)/ruff format --check src python_tests benchmarks models
+
+lint-sql: setup
+	$(BIN)/sqlfluff lint models macros snapshots tests analyses
+
+pytest: setup
+	$(BIN)/python -m pytest
+
+bench: setup
+	$(BIN)/python benchmarks/bench_startup.py
+
+docs: setup
+	$(BIN)/dbt docs generate
+
+clean:
+	rm -rf target dbt_packages logs .spark_cdc

@@ -1,0 +1,71 @@
+"""Helpers shared by the benchmark scripts: timing, peak memory, machine facts, result files."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def machine_facts() -> dict[str, Any]:
+    """CPU count, memory and versions of the machine the figures come from."""
+    import pyspark
+
+    mem_kib = 0
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemTotal:"):
+                mem_kib = int(line.split()[1])
+    return {
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "cpus": os.cpu_count(),
+        "memory_gib": round(mem_kib / 1024 / 1024, 1),
+        "python": platform.python_version(),
+        "pyspark": pyspark.__version__,
+        "java": subprocess.run(
+            ["java", "-version"], capture_output=True, text=True, check=False
+        ).stderr.splitlines()[0],
+    }
+
+
+def timed_subprocess(command: Sequence[str], env: dict[str, str], cwd: Path) -> float:
+    """Wall seconds of a command; raises with its output when it fails."""
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"{command} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return elapsed
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process (the Python driver side), MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def jvm_peak_rss_mib(spark: Any) -> float:
+    """Peak resident memory of the Spark driver JVM (VmHWM of its process), MiB."""
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def save_results(name: str, payload: dict[str, Any]) -> Path:
+    """Write the figures of one benchmark run as JSON under benchmarks/results/."""
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{name}.json"
+    path.write_text(json.dumps({"machine": machine_facts(), **payload}, indent=2))
+    print(f"results written to {path}", file=sys.stderr)
+    return path

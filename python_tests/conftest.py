@@ -1,0 +1,56 @@
+"""Shared fixtures: one SparkSession per test process, on a fresh temporary warehouse."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def spark_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Temporary SPARK_CDC_HOME (warehouse + Derby metastore) of this test process."""
+    return tmp_path_factory.mktemp("spark_cdc_home")
+
+
+@pytest.fixture(scope="session")
+def spark(spark_home: Path) -> Iterator:
+    """The test process's SparkSession: static settings are applied once, here."""
+    from spark_cdc.runtime import get_or_create_session
+
+    os.environ["SPARK_CDC_HOME"] = str(spark_home)
+    session = get_or_create_session(home=spark_home)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def dbt_project(spark, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the dbt project, so in-process dbt runs write their target/ in a temp folder."""
+    copy = tmp_path_factory.mktemp("dbt_project") / "spark_cdc"
+    ignore = shutil.ignore_patterns(
+        ".venv", ".spark_cdc", "target", "logs", ".git", "__pycache__", "*.egg-info", "data"
+    )
+    shutil.copytree(PROJECT_DIR, copy, ignore=ignore)
+    return copy
+
+
+@pytest.fixture(scope="session")
+def dbt(dbt_project: Path):
+    """Run ``dbt <args>`` in-process on the shared session; raises when it fails."""
+    from spark_cdc.dbt_invoke import run_dbt
+
+    def invoke(*args: str, expect_success: bool = True):
+        return run_dbt(
+            list(args),
+            project_dir=dbt_project,
+            profiles_dir=dbt_project / "profiles",
+            expect_success=expect_success,
+        )
+
+    return invoke

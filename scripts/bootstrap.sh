@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Set up what is missing, idempotently: virtualenv, pinned packages, Delta Lake jars.
+# Re-installs the packages only when pyproject.toml or the package sources changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV="${SPARK_CDC_VENV:-.venv}"
+PYTHON="${PYTHON:-python3}"
+
+if ! command -v java >/dev/null 2>&1; then
+  echo "bootstrap: Java 17+ is required (Spark runs on the JVM): apt-get install openjdk-17-jre-headless" >&2
+  exit 1
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "bootstrap: creating virtualenv $VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+
+stamp="$VENV/.spark_cdc-installed"
+newest_source=$(find pyproject.toml src -type f -newer "$stamp" 2>/dev/null | head -n 1 || true)
+if [ ! -f "$stamp" ] || [ -n "$newest_source" ]; then
+  echo "bootstrap: installing pinned packages into $VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "pip==26.3" "setuptools==84.2.1" "wheel==0.45.1"
+  # compat editable mode keeps the dbt.adapters.* namespace visible (pkgutil-style namespace).
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --config-settings editable_mode=compat -e ".[dev]"
+  touch "$stamp"
+fi
+
+# Delta Lake jars from Maven Central (cached in ~/.m2 and ~/.cache/spark_cdc; no-op when present).
+"$VENV/bin/python" -m spark_cdc.jars >/dev/null
+echo "bootstrap: ready ($("$VENV/bin/python" -c 'import pyspark, delta; print("pyspark", pyspark.__version__)'))"

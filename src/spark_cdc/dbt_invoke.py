@@ -1,0 +1,72 @@
+"""Run dbt commands in-process (dbtRunner) on the project's shared Spark session."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+class DbtCommandError(RuntimeError):
+    """A dbt command did not succeed."""
+
+
+def project_root() -> Path:
+    """The dbt project: ``$SPARK_CDC_PROJECT_DIR`` or the nearest parent with dbt_project.yml."""
+    configured = os.environ.get("SPARK_CDC_PROJECT_DIR")
+    if configured:
+        return Path(configured).resolve()
+    for folder in [Path.cwd(), *Path.cwd().parents]:
+        if (folder / "dbt_project.yml").exists():
+            return folder
+    raise DbtCommandError("No dbt_project.yml found: run from the project folder")
+
+
+def run_dbt(
+    args: Sequence[str],
+    project_dir: Path | None = None,
+    profiles_dir: Path | None = None,
+    expect_success: bool = True,
+) -> Any:
+    """Invoke ``dbt <args>`` in this process and return dbt's result object.
+
+    Raises :class:`DbtCommandError` when the command fails and ``expect_success`` is set.
+    """
+    from dbt.cli.main import dbtRunner
+
+    project = project_dir or project_root()
+    profiles = profiles_dir or Path(os.environ.get("DBT_PROFILES_DIR", project / "profiles"))
+    full_args = [
+        *args,
+        "--project-dir",
+        str(project),
+        "--profiles-dir",
+        str(profiles),
+    ]
+    result = dbtRunner().invoke(full_args)
+    if expect_success and not result.success:
+        detail = result.exception or _failed_nodes(result)
+        raise DbtCommandError(f"dbt {' '.join(args)} failed: {detail}")
+    return result
+
+
+def _failed_nodes(result: Any) -> str:
+    """Names and messages of the nodes that did not pass."""
+    rows = getattr(result, "result", None)
+    if rows is None or not hasattr(rows, "results"):
+        return "see the dbt log"
+    failed = [
+        f"{row.node.unique_id}: {row.message}"
+        for row in rows.results
+        if str(row.status) not in ("success", "pass", "skipped")
+    ]
+    return "; ".join(failed) or "see the dbt log"
+
+
+def node_statuses(result: Any) -> list[tuple[str, str]]:
+    """(node name, status) of each node a dbt command ran."""
+    rows = getattr(result, "result", None)
+    if rows is None or not hasattr(rows, "results"):
+        return []
+    return [(row.node.name, str(row.status)) for row in rows.results]

@@ -1,0 +1,103 @@
+"""The project's Spark runtime: a SparkSession with Delta Lake and a persistent Hive metastore.
+
+Every entry point (the dbt adapter plugin, the main job, the generators, the benchmarks and the
+tests) gets its session from :func:`get_or_create_session`, so the settings live in one place.
+
+Static settings (jars, warehouse, metastore, memory) only take effect when the session is created;
+a session that already exists in the process is reused as it is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from spark_cdc.jars import delta_jars, fetch_delta_jars
+
+DEFAULT_MASTER = "local[2]"
+SESSION_TIME_ZONE = "UTC"
+
+
+def default_home() -> Path:
+    """Folder of the persistent warehouse and metastore: ``$SPARK_CDC_HOME`` or ``./.spark_cdc``."""
+    return Path(os.environ.get("SPARK_CDC_HOME", ".spark_cdc")).expanduser().resolve()
+
+
+def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]:
+    """Spark settings of the embedded runtime, lean for a 2-core machine.
+
+    - Delta Lake as SQL extension and as the session catalog;
+    - a Derby-backed Hive metastore and a warehouse under ``home`` so tables outlive the process;
+    - few shuffle partitions, no UI, no console progress bar;
+    - the session time zone and the JVM default time zone are UTC (timestamps are stored zone-less).
+    """
+    warehouse = home / "warehouse"
+    metastore = home / "metastore_db"
+    log_config = Path(__file__).parent / "conf" / "log4j2.properties"
+    jvm_options = (
+        f"-Duser.timezone={SESSION_TIME_ZONE} -Dderby.system.home={home} "
+        f"-Dlog4j.configurationFile=file:{log_config}"
+    )
+    return {
+        "spark.master": master,
+        "spark.app.name": "spark_cdc",
+        "spark.driver.memory": os.environ.get("SPARK_CDC_DRIVER_MEMORY", "4g"),
+        "spark.driver.extraJavaOptions": jvm_options,
+        "spark.executor.extraJavaOptions": jvm_options,
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": str(warehouse),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={metastore};create=true"
+        ),
+        "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
+        "spark.hadoop.hive.metastore.schema.verification": "false",
+        "spark.sql.session.timeZone": SESSION_TIME_ZONE,
+        "spark.sql.shuffle.partitions": "2",
+        "spark.default.parallelism": "2",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.adaptive.coalescePartitions.enabled": "true",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # Delta reconstructs table state with 50 partitions by default: far too many for 2 cores.
+        "spark.databricks.delta.snapshotPartitions": "2",
+        # Scratch tables of tests and demos are dropped and re-created: allow it without retention.
+        "spark.databricks.delta.retentionDurationCheck.enabled": "false",
+        "spark.databricks.delta.schema.autoMerge.enabled": "false",
+    }
+
+
+def get_or_create_session(
+    home: Path | None = None,
+    master: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+):
+    """Return the process's SparkSession, creating it with the project's settings if needed."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    if SparkContext._active_spark_context is not None:
+        # One session per process: reuse it from any thread (dbt runs nodes in worker threads).
+        return SparkSession.builder.getOrCreate()
+    home = (home or default_home()).resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    jars = delta_jars() or fetch_delta_jars()
+    settings = session_settings(home, master or os.environ.get("SPARK_CDC_MASTER", DEFAULT_MASTER))
+    settings["spark.jars"] = ",".join(str(jar) for jar in jars)
+    if settings["spark.master"].startswith("local"):
+        # The embedded runtime talks to itself only: bind the driver to loopback.
+        settings["spark.driver.bindAddress"] = "127.0.0.1"
+        settings["spark.driver.host"] = "127.0.0.1"
+    for key, value in (extra or {}).items():
+        settings[str(key)] = str(value)
+    builder = SparkSession.builder
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    session = builder.enableHiveSupport().getOrCreate()
+    if "SPARK_CDC_LOG_LEVEL" in os.environ:
+        session.sparkContext.setLogLevel(os.environ["SPARK_CDC_LOG_LEVEL"])
+    return session
