@@ -1,0 +1,32 @@
+{#-
+    First run of a snapshot: the select that creates the snapshot table.
+
+    Same columns as dbt's default__build_snapshot_table (dbt-adapters 1.24.5), plus:
+    - [spark_cdc] the operational metadata columns (snapshot_metadata_column_names);
+    - [spark_cdc] dbt_is_deleted is a real boolean, not the string 'False';
+    - [spark_cdc] the query is checked for duplicate keys before anything is written.
+-#}
+{% macro spark__build_snapshot_table(strategy, sql) %}
+    {%- set columns = config.get('snapshot_table_column_names') or get_snapshot_table_column_names() -%}
+    {%- set meta = snapshot_metadata_column_names() -%}
+    {%- do snapshot_assert_unique_keys(strategy, sql) -%}
+    {%- set valid_from_type = snapshot_updated_at_type(strategy, sql) -%}
+
+    select
+        *,
+        {{ strategy.scd_id }} as {{ columns.dbt_scd_id }},
+        {{ strategy.updated_at }} as {{ columns.dbt_updated_at }},
+        {{ strategy.updated_at }} as {{ columns.dbt_valid_from }},
+        {{ get_dbt_valid_to_current(strategy, columns) }},
+        {%- if strategy.hard_deletes == 'new_record' %}
+        false as {{ columns.dbt_is_deleted }},
+        {%- endif %}
+        {{ snapshot_process_id() }} as {{ meta.insert_process_id }},
+        {{ snapshot_get_time() }} as {{ meta.inserted_at }},
+        cast(null as string) as {{ meta.close_process_id }},
+        cast(null as timestamp) as {{ meta.closed_at }},
+        {{ snapshot_high_end_value(valid_from_type) }} as {{ meta.valid_to_high }}
+    from (
+        {{ sql }}
+    ) as sbq
+{% endmacro %}
