@@ -75,8 +75,7 @@
     {%- if not config.get('snapshot_check_unique_keys', true) -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set keys = strategy.unique_key if strategy.unique_key is sequence and strategy.unique_key is not string
-        else [strategy.unique_key] -%}
+    {%- set keys = snapshot_key_list(strategy.unique_key) -%}
     {%- set check_sql -%}
         select {% for key in keys %}{{ key }} as key_{{ loop.index }}, {% endfor %}count(*) as row_count
         from ({{ sql }}) as snapshot_query

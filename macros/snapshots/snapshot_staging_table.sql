@@ -31,7 +31,9 @@
     {%- set source_names = get_columns_in_query(source_sql) -%}
     {%- set key_names = [] -%}
     {%- if strategy.unique_key | is_list -%}
-        {%- for key in strategy.unique_key -%}{%- do key_names.append('dbt_unique_key_' ~ loop.index) -%}{%- endfor -%}
+        {%- for key in strategy.unique_key -%}
+            {%- do key_names.append('dbt_unique_key_' ~ loop.index) -%}
+        {%- endfor -%}
     {%- else -%}
         {%- do key_names.append('dbt_unique_key') -%}
     {%- endif -%}
@@ -268,7 +270,8 @@
 -#}
 {% macro spark_build_snapshot_staging_table(strategy, sql, target_relation) %}
     {%- do snapshot_assert_unique_keys(strategy, sql) -%}
-    {%- set tmp_identifier = target_relation.identifier ~ '__dbt_tmp_' ~ (invocation_id | replace('-', ''))[:16] -%}
+    {%- set run_suffix = (invocation_id | replace('-', ''))[:16] -%}
+    {%- set tmp_identifier = target_relation.identifier ~ '__dbt_tmp_' ~ run_suffix -%}
 
     {%- if target_relation.is_iceberg -%}
         {#- iceberg catalog does not support create view, but regular spark does -#}

@@ -70,3 +70,10 @@ def node_statuses(result: Any) -> list[tuple[str, str]]:
     if rows is None or not hasattr(rows, "results"):
         return []
     return [(row.node.name, str(row.status)) for row in rows.results]
+
+
+def last_invocation_id() -> str:
+    """The invocation_id of the latest dbt command run in this process (its process id)."""
+    from dbt_common.invocation import get_invocation_id
+
+    return get_invocation_id()

@@ -1,0 +1,1 @@
+{{ snapshot_legacy_view(ref('customers_ts_invalidate')) }}
