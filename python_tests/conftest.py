@@ -29,28 +29,37 @@ def spark(spark_home: Path) -> Iterator:
     session.stop()
 
 
-@pytest.fixture(scope="session")
-def dbt_project(spark, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the dbt project, so in-process dbt runs write their target/ in a temp folder."""
-    copy = tmp_path_factory.mktemp("dbt_project") / "spark_cdc"
+def copy_project(destination: Path) -> Path:
+    """Copy the dbt project (without local state) so a test can run and change it freely."""
     ignore = shutil.ignore_patterns(
         ".venv", ".spark_cdc", "target", "logs", ".git", "__pycache__", "*.egg-info", "data"
     )
-    shutil.copytree(PROJECT_DIR, copy, ignore=ignore)
-    return copy
+    shutil.copytree(PROJECT_DIR, destination, ignore=ignore)
+    return destination
 
 
-@pytest.fixture(scope="session")
-def dbt(dbt_project: Path):
-    """Run ``dbt <args>`` in-process on the shared session; raises when it fails."""
+def dbt_invoker(project: Path):
+    """A function running ``dbt <args>`` in-process on ``project``; raises when it fails."""
     from spark_cdc.dbt_invoke import run_dbt
 
     def invoke(*args: str, expect_success: bool = True):
         return run_dbt(
             list(args),
-            project_dir=dbt_project,
-            profiles_dir=dbt_project / "profiles",
+            project_dir=project,
+            profiles_dir=project / "profiles",
             expect_success=expect_success,
         )
 
     return invoke
+
+
+@pytest.fixture(scope="session")
+def dbt_project(spark, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the dbt project, so in-process dbt runs write their target/ in a temp folder."""
+    return copy_project(tmp_path_factory.mktemp("dbt_project") / "spark_cdc")
+
+
+@pytest.fixture(scope="session")
+def dbt(dbt_project: Path):
+    """Run ``dbt <args>`` in-process on the shared session; raises when it fails."""
+    return dbt_invoker(dbt_project)

@@ -10,6 +10,7 @@ a session that already exists in the process is reused as it is.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,9 @@ def get_or_create_session(
     if SparkContext._active_spark_context is not None:
         # One session per process: reuse it from any thread (dbt runs nodes in worker threads).
         return SparkSession.builder.getOrCreate()
+    # Python-side datetimes (collect, toPandas) are converted in the process time zone: UTC too.
+    os.environ["TZ"] = SESSION_TIME_ZONE
+    time.tzset()
     home = (home or default_home()).resolve()
     home.mkdir(parents=True, exist_ok=True)
     jars = delta_jars() or fetch_delta_jars()

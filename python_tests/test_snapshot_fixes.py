@@ -1,0 +1,281 @@
+"""What stock dbt-spark 1.11.0 snapshots get wrong, and that the project's overrides get right.
+
+Each scenario runs twice on the same source data: on a copy of the project without the snapshot
+macro overrides (stock dbt-spark + dbt-adapters behaviour, schema spark_cdc_stock) and on a copy
+with them (schema spark_cdc_fixed). The stock assertions prove each fix's test would fail there.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from conftest import copy_project, dbt_invoker
+
+SCENARIOS_YML = """
+version: 2
+sources:
+  - name: scenarios
+    schema: scenario_src
+    tables:
+      - name: new_record
+      - name: composite
+      - name: restore
+      - name: dropped
+      - name: dupes
+      - name: concurrent
+      - name: zones
+"""
+
+SNAPSHOTS_YML = """
+snapshots:
+  - name: sc_new_record
+    relation: source('scenarios', 'new_record')
+    config: {unique_key: id, strategy: timestamp, updated_at: updated_at, hard_deletes: new_record}
+  - name: sc_composite
+    relation: source('scenarios', 'composite')
+    config:
+      unique_key: [region, id]
+      strategy: timestamp
+      updated_at: updated_at
+      hard_deletes: invalidate
+  - name: sc_restore
+    relation: source('scenarios', 'restore')
+    config: {unique_key: id, strategy: timestamp, updated_at: updated_at, hard_deletes: invalidate}
+  - name: sc_dropped
+    relation: source('scenarios', 'dropped')
+    config: {unique_key: id, strategy: timestamp, updated_at: updated_at}
+  - name: sc_dupes
+    relation: source('scenarios', 'dupes')
+    config: {unique_key: id, strategy: timestamp, updated_at: updated_at}
+  - name: sc_concurrent
+    relation: source('scenarios', 'concurrent')
+    config: {unique_key: id, strategy: timestamp, updated_at: updated_at}
+  - name: sc_zones
+    relation: source('scenarios', 'zones')
+    config: {unique_key: id, strategy: timestamp, updated_at: updated_at}
+"""
+
+OVERRIDES = ("build_snapshot_table.sql", "snapshot_staging_table.sql", "snapshot_merge.sql")
+T1, T2, T3 = "2026-01-01 08:00:00", "2026-01-02 08:00:00", "2026-01-03 08:00:00"
+
+
+def _scenario_project(base: Path, schema_suffix: str, stock: bool) -> Path:
+    project = copy_project(base / schema_suffix)
+    (project / "models" / "scenario_sources.yml").write_text(SCENARIOS_YML)
+    (project / "snapshots" / "scenarios.yml").write_text(SNAPSHOTS_YML)
+    settings = project / "dbt_project.yml"
+    settings.write_text(
+        settings.read_text().replace(
+            "snapshots:\n  spark_cdc:\n",
+            f"snapshots:\n  spark_cdc:\n    +schema: {schema_suffix}\n",
+        )
+    )
+    if stock:
+        for name in OVERRIDES:
+            (project / "macros" / "snapshots" / name).unlink()
+    return project
+
+
+@pytest.fixture(scope="module")
+def runs(spark, tmp_path_factory):
+    """dbt invokers for the fixed and the stock project copies."""
+    spark.sql("create schema if not exists scenario_src")
+    base = tmp_path_factory.mktemp("scenarios")
+    return {
+        "fixed": dbt_invoker(_scenario_project(base, "fixed", stock=False)),
+        "stock": dbt_invoker(_scenario_project(base, "stock", stock=True)),
+    }
+
+
+def _source(spark, table: str, columns: str, rows: list[tuple]) -> None:
+    values = ", ".join(
+        "(" + ", ".join(f"'{v}'" if isinstance(v, str) else str(v) for v in row) + ")"
+        for row in rows
+    )
+    spark.sql(f"drop table if exists scenario_src.{table}")
+    spark.sql(f"create table scenario_src.{table} ({columns}) using delta")
+    spark.sql(f"insert into scenario_src.{table} values {values}")
+
+
+def _snapshot(runs, which: str, name: str, expect_success: bool = True):
+    return runs[which]("snapshot", "--select", name, expect_success=expect_success)
+
+
+def _rows(spark, which: str, name: str) -> list[dict]:
+    return [r.asDict() for r in spark.table(f"spark_cdc_{which}.{name}").collect()]
+
+
+def _failure(result) -> str:
+    messages = [str(r.message) for r in result.result.results] if result.result else []
+    return " ".join(messages) + str(result.exception or "")
+
+
+PEOPLE = "id int, name string, updated_at timestamp"
+
+
+def test_new_record_deletion_rows_keep_the_deleted_values(spark, runs):
+    _source(spark, "new_record", PEOPLE, [(1, "Ann", T1), (2, "Ben", T1)])
+    for which in runs:
+        _snapshot(runs, which, "sc_new_record")
+    _source(spark, "new_record", PEOPLE, [(1, "Ann", T1)])
+    for which in runs:
+        _snapshot(runs, which, "sc_new_record")
+
+    def deletion_rows(which):
+        rows = _rows(spark, which, "sc_new_record")
+        return [r for r in rows if r["dbt_is_deleted"] in (True, "True")]
+
+    (fixed,) = deletion_rows("fixed")
+    (stock,) = deletion_rows("stock")
+    assert fixed["id"] == 2
+    assert fixed["name"] == "Ben" and fixed["updated_at"] == dt.datetime(2026, 1, 1, 8)
+    assert fixed["dbt_is_deleted"] is True
+    # dbt-adapters#1401: every source column is NULL on the deletion row, the key included.
+    assert stock["id"] is None and stock["name"] is None
+    assert stock["dbt_is_deleted"] == "True"  # a string, not a boolean
+
+
+def test_composite_key_does_not_leak_helper_columns(spark, runs):
+    columns = "region string, id int, name string, updated_at timestamp"
+    states = [
+        [("EU", 1, "Ann", T1), ("US", 1, "Ben", T1)],
+        [("EU", 1, "Ann B", T2), ("US", 1, "Ben", T1)],
+        [("EU", 1, "Ann C", T3)],
+    ]
+    outcomes: dict[str, list[bool]] = {"fixed": [], "stock": []}
+    for state in states:
+        _source(spark, "composite", columns, state)
+        for which in runs:
+            result = _snapshot(runs, which, "sc_composite", expect_success=False)
+            outcomes[which].append(result.success)
+    assert outcomes["fixed"] == [True, True, True]
+    fixed_columns = spark.table("spark_cdc_fixed.sc_composite").columns
+    assert not [c for c in fixed_columns if c.startswith("dbt_unique_key")]
+    fixed = _rows(spark, "fixed", "sc_composite")
+    assert sorted((r["region"], r["name"]) for r in fixed if r["dbt_valid_to"] is None) == [
+        ("EU", "Ann C")
+    ]
+    # dbt-adapters#2101: the second run adds the helper columns to the target and fails.
+    stock_columns = spark.table("spark_cdc_stock.sc_composite").columns
+    assert "dbt_unique_key_1" in stock_columns
+    assert outcomes["stock"][0] and not any(outcomes["stock"][1:])
+
+
+def test_restored_key_never_overlaps_its_deleted_version(spark, runs):
+    _source(spark, "restore", PEOPLE, [(1, "Ann", T1), (2, "Ben", T1)])
+    for which in runs:
+        _snapshot(runs, which, "sc_restore")
+    _source(spark, "restore", PEOPLE, [(1, "Ann", T1)])
+    for which in runs:
+        _snapshot(runs, which, "sc_restore")
+    # Restored with a business time later than its first version but before the deletion run.
+    _source(spark, "restore", PEOPLE, [(1, "Ann", T1), (2, "Ben", T2)])
+    for which in runs:
+        _snapshot(runs, which, "sc_restore")
+
+    def versions(which):
+        rows = [r for r in _rows(spark, which, "sc_restore") if r["id"] == 2]
+        return sorted(rows, key=lambda r: r["dbt_valid_from"])
+
+    closed, restored = versions("fixed")
+    assert restored["dbt_valid_to"] is None
+    assert restored["dbt_valid_from"] >= closed["dbt_valid_to"]
+    assert restored["dbt_updated_at"] == dt.datetime(2026, 1, 2, 8)
+    stock_first, stock_restored = versions("stock")
+    assert stock_restored["dbt_valid_from"] < stock_first["dbt_valid_to"]  # overlap
+
+
+def test_merge_inserts_an_explicit_column_list(spark, runs):
+    _source(
+        spark,
+        "dropped",
+        "id int, name string, nickname string, updated_at timestamp",
+        [(1, "Ann", "A", T1)],
+    )
+    for which in runs:
+        _snapshot(runs, which, "sc_dropped")
+    # The source stops sending `nickname`: the snapshot keeps the column, new rows have NULL.
+    _source(spark, "dropped", PEOPLE, [(1, "Ann", T1), (2, "Ben", T2)])
+    fixed = _snapshot(runs, "fixed", "sc_dropped", expect_success=False)
+    stock = _snapshot(runs, "stock", "sc_dropped", expect_success=False)
+    assert fixed.success
+    rows = {r["id"]: r for r in _rows(spark, "fixed", "sc_dropped")}
+    assert rows[2]["name"] == "Ben" and rows[2]["nickname"] is None
+    assert rows[1]["nickname"] == "A"
+    assert not stock.success  # `insert *` cannot fill the target's nickname column
+
+
+def test_duplicate_keys_fail_before_the_merge_naming_the_keys(spark, runs):
+    _source(spark, "dupes", PEOPLE, [(1, "Ann", T1), (1, "Annie", T1), (2, "Ben", T1)])
+    fixed = _snapshot(runs, "fixed", "sc_dupes", expect_success=False)
+    stock = _snapshot(runs, "stock", "sc_dupes", expect_success=False)
+    assert not fixed.success
+    message = _failure(fixed)
+    assert "duplicate unique_key values" in message and "(id=1) x2" in message
+    assert not spark.catalog.tableExists("spark_cdc_fixed.sc_dupes")
+    # Stock: the first run silently stores two versions of key 1 with one dbt_scd_id.
+    assert stock.success
+    stock_rows = [r for r in _rows(spark, "stock", "sc_dupes") if r["id"] == 1]
+    assert len(stock_rows) == 2 and stock_rows[0]["dbt_scd_id"] == stock_rows[1]["dbt_scd_id"]
+
+    # On a later run (the MERGE path) the fixed snapshot refuses duplicates the same way.
+    _source(spark, "dupes", PEOPLE, [(1, "Ann", T1), (2, "Ben", T1)])
+    _snapshot(runs, "fixed", "sc_dupes")
+    _source(spark, "dupes", PEOPLE, [(1, "Ann", T2), (1, "Annie", T2), (2, "Ben", T1)])
+    again = _snapshot(runs, "fixed", "sc_dupes", expect_success=False)
+    assert not again.success and "(id=1) x2" in _failure(again)
+    assert len(_rows(spark, "fixed", "sc_dupes")) == 2  # nothing was written
+
+
+def test_concurrent_runs_do_not_share_a_staging_view(spark, runs):
+    _source(spark, "concurrent", PEOPLE, [(1, "Ann", T1)])
+    for which in runs:
+        _snapshot(runs, which, "sc_concurrent")
+    # Another run of the same snapshot is between building its staging view and merging it.
+    other_views = {
+        "fixed": "spark_cdc_fixed.sc_concurrent__dbt_tmp_0123456789abcdef",
+        "stock": "spark_cdc_stock.sc_concurrent__dbt_tmp",
+    }
+    for view in other_views.values():
+        spark.sql(f"create or replace view {view} as select 1 as marker")
+    _source(spark, "concurrent", PEOPLE, [(1, "Ann B", T2)])
+    for which in runs:
+        _snapshot(runs, which, "sc_concurrent")
+    assert spark.catalog.tableExists(other_views["fixed"])
+    leftovers = [
+        t.name
+        for t in spark.catalog.listTables("spark_cdc_fixed")
+        if t.name.startswith("sc_concurrent__dbt_tmp")
+    ]
+    assert leftovers == ["sc_concurrent__dbt_tmp_0123456789abcdef"]  # our own view is dropped
+    assert not spark.catalog.tableExists(other_views["stock"])  # stock dropped the other's view
+
+
+def test_high_end_date_does_not_shift_with_the_session_time_zone(spark, runs):
+    _source(spark, "zones", PEOPLE, [(1, "Ann", T1)])
+    spark.conf.set("spark.sql.session.timeZone", "Australia/Sydney")
+    try:
+        _snapshot(runs, "fixed", "sc_zones")
+        shown = spark.sql(
+            "select cast(dbt_valid_to_high as string) as high from spark_cdc_fixed.sc_zones"
+        ).collect()[0]["high"]
+        zulu = spark.sql(
+            "select cast(cast('9999-12-31T23:59:59Z' as timestamp) as string) as high"
+        ).collect()[0]["high"]
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+    assert shown == "9999-12-31 23:59:59"
+    assert zulu.startswith("+10000")  # what a Z-suffixed literal would have stored
+
+    refused = runs["fixed"](
+        "snapshot",
+        "--select",
+        "sc_zones",
+        "--vars",
+        json.dumps({"default_high_dttm": "9999-12-31T23:59:59Z"}),
+        expect_success=False,
+    )
+    assert not refused.success and "zone-less" in _failure(refused)
