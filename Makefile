@@ -30,6 +30,7 @@ pytest: setup
 
 bench: setup
 	$(BIN)/python benchmarks/bench_startup.py
+	$(BIN)/python benchmarks/bench_snapshot.py --rows 1000000
 
 docs: setup
 	$(BIN)/dbt docs generate

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,11 +30,9 @@ def spark(spark_home: Path) -> Iterator:
 
 def copy_project(destination: Path) -> Path:
     """Copy the dbt project (without local state) so a test can run and change it freely."""
-    ignore = shutil.ignore_patterns(
-        ".venv", ".spark_cdc", "target", "logs", ".git", "__pycache__", "*.egg-info", "data"
-    )
-    shutil.copytree(PROJECT_DIR, destination, ignore=ignore)
-    return destination
+    from spark_cdc.dbt_invoke import copy_project as copy
+
+    return copy(destination, PROJECT_DIR)
 
 
 def dbt_invoker(project: Path):

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import copy_project, dbt_invoker
 
+from spark_cdc.dbt_invoke import remove_snapshot_overrides
+
 SCENARIOS_YML = """
 version: 2
 sources:
@@ -58,7 +60,6 @@ snapshots:
     config: {unique_key: id, strategy: timestamp, updated_at: updated_at}
 """
 
-OVERRIDES = ("build_snapshot_table.sql", "snapshot_staging_table.sql", "snapshot_merge.sql")
 T1, T2, T3 = "2026-01-01 08:00:00", "2026-01-02 08:00:00", "2026-01-03 08:00:00"
 
 
@@ -74,8 +75,7 @@ def _scenario_project(base: Path, schema_suffix: str, stock: bool) -> Path:
         )
     )
     if stock:
-        for name in OVERRIDES:
-            (project / "macros" / "snapshots" / name).unlink()
+        remove_snapshot_overrides(project)
     return project
 
 

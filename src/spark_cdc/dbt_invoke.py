@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -77,3 +78,28 @@ def last_invocation_id() -> str:
     from dbt_common.invocation import get_invocation_id
 
     return get_invocation_id()
+
+
+def copy_project(destination: Path, source: Path | None = None) -> Path:
+    """Copy the dbt project without its local state (venv, warehouse, target) to ``destination``.
+
+    Tests and benchmarks run and alter such copies freely.
+    """
+    ignore = shutil.ignore_patterns(
+        ".venv", ".spark_cdc", "target", "logs", ".git", "__pycache__", "*.egg-info", "data"
+    )
+    shutil.copytree(source or project_root(), destination, ignore=ignore)
+    return destination
+
+
+SNAPSHOT_OVERRIDES = (
+    "build_snapshot_table.sql",
+    "snapshot_staging_table.sql",
+    "snapshot_merge.sql",
+)
+
+
+def remove_snapshot_overrides(project: Path) -> None:
+    """Make a project copy snapshot exactly as stock dbt-spark does (for comparisons)."""
+    for name in SNAPSHOT_OVERRIDES:
+        (project / "macros" / "snapshots" / name).unlink()
