@@ -1,0 +1,14 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy='insert_overwrite',
+    partition_by=['eff_date']
+) }}
+
+-- Rows of the extract that were not applied, with the raw record and the reasons.
+select
+    raw_record,
+    quarantine_reason,
+    key_hash,
+    eff_date
+from {{ ref('stg_hash_cdc__synthetic') }}
+where quarantine_reason is not null

@@ -1,0 +1,100 @@
+"""Command line of the project's Python package: ``spark-cdc <command> ...``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from spark_cdc.generators.extracts import ExtractSpec, GeneratorError, generate_extracts
+
+POSITIONAL = (
+    ("initial_records", int),
+    ("incremental_records", int),
+    ("key_columns", int),
+    ("nonkey_columns", int),
+    ("pct_deleted", float),
+    ("pct_updated", float),
+    ("pct_unchanged", float),
+)
+
+
+def _extract_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "generate-extracts",
+        help="initial + incremental full extracts with exact delete/update/unchanged shares",
+        description=(
+            "Write an initial extract and incremental extracts after it. Positional form: "
+            "INITIAL_RECORDS INCREMENTAL_RECORDS KEY_COLUMNS NONKEY_COLUMNS PCT_DELETED "
+            "PCT_UPDATED PCT_UNCHANGED INITIAL_OUTPUT INCREMENTAL_OUTPUT [MORE_OUTPUTS...]; "
+            "or the same values as named options. Deleted keys are replaced by new inserts."
+        ),
+    )
+    parser.add_argument("values", nargs="*", help="the positional form (see above)")
+    for name, kind in POSITIONAL:
+        parser.add_argument(f"--{name.replace('_', '-')}", type=kind, dest=name)
+    parser.add_argument("--initial-output", type=Path, help="folder of the initial extract")
+    parser.add_argument(
+        "--incremental-output",
+        type=Path,
+        action="append",
+        help="folder of an incremental extract (repeat for day 3, 4, ...)",
+    )
+    parser.add_argument("--format", choices=("csv", "parquet"), default="csv")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (same seed, same data)")
+    parser.add_argument("--chunk-rows", type=int, default=1_000_000, help="rows per part file")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.set_defaults(handler=_run_extracts)
+
+
+def _run_extracts(args: argparse.Namespace) -> int:
+    named = {name: getattr(args, name) for name, _ in POSITIONAL}
+    outputs: list[Path] = []
+    if args.values:
+        if len(args.values) < len(POSITIONAL) + 2:
+            raise GeneratorError(
+                f"the positional form needs {len(POSITIONAL) + 2} values, got {len(args.values)}"
+            )
+        for (name, kind), value in zip(POSITIONAL, args.values, strict=False):
+            named[name] = kind(value)
+        outputs = [Path(v) for v in args.values[len(POSITIONAL) :]]
+    if args.initial_output:
+        outputs = [args.initial_output, *(args.incremental_output or [])]
+    missing = [name for name, value in named.items() if value is None]
+    if missing or not outputs:
+        raise GeneratorError(f"missing values: {', '.join(missing) or 'output folders'}")
+    spec = ExtractSpec(
+        outputs=tuple(outputs),
+        file_format=args.format,
+        seed=args.seed,
+        chunk_rows=args.chunk_rows,
+        **named,
+    )
+    manifests = generate_extracts(spec, show_progress=not args.no_progress)
+    for output, manifest in zip(outputs, manifests, strict=True):
+        counts = ", ".join(f"{k}={v}" for k, v in manifest.items())
+        print(f"{output}: {counts}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``spark-cdc`` argument parser."""
+    parser = argparse.ArgumentParser(prog="spark-cdc", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    _extract_parser(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: parse, run, turn input errors into a clear message and exit code 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except GeneratorError as error:
+        print(f"spark-cdc: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

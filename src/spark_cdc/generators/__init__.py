@@ -1,0 +1,1 @@
+"""Synthetic CDC data generators for demos, tests and benchmarks."""
