@@ -1,6 +1,7 @@
 {{ config(
     materialized='incremental',
     incremental_strategy='insert_overwrite',
+    pre_hook="{{ hash_cdc_rewind('eff_start_date') }}",
     partition_by=['eff_start_date'],
     on_schema_change='append_new_columns'
 ) }}

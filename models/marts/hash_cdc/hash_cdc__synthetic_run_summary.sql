@@ -1,6 +1,7 @@
 {{ config(
     materialized='incremental',
     incremental_strategy='insert_overwrite',
+    pre_hook="{{ hash_cdc_rewind('eff_date') }}",
     partition_by=['eff_date']
 ) }}
 
