@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
+from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.generators.extracts import ExtractSpec, GeneratorError, generate_extracts
 
 POSITIONAL = (
@@ -77,11 +79,47 @@ def _run_extracts(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stream_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "generate-change-events",
+        help="a change-event stream in batches, with its expected final state",
+        description=(
+            "Write initial_state.jsonl, batches/batch-NNNNN.jsonl (in delivery order), "
+            "expected_state.jsonl (plain-Python reference) and manifest.json into OUTPUT."
+        ),
+    )
+    parser.add_argument("output", type=Path)
+    defaults = StreamSpec()
+    for name, value in vars(defaults).items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.set_defaults(handler=_run_stream)
+
+
+def _run_stream(args: argparse.Namespace) -> int:
+    for name in (
+        "key_change_rate",
+        "duplicate_rate",
+        "tie_rate",
+        "late_batch_rate",
+        "malformed_rate",
+    ):
+        if not 0.0 <= getattr(args, name) <= 1.0:
+            raise GeneratorError(f"{name} must be between 0.0 and 1.0")
+    if args.events < 0 or args.initial_rows < 0 or args.batches < 1:
+        raise GeneratorError("events and initial rows must be >= 0, batches >= 1")
+    spec = StreamSpec(**{name: getattr(args, name) for name in vars(StreamSpec())})
+    manifest = write_stream(spec, args.output, show_progress=not args.no_progress)
+    print(json.dumps(manifest))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``spark-cdc`` argument parser."""
     parser = argparse.ArgumentParser(prog="spark-cdc", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     _extract_parser(commands)
+    _stream_parser(commands)
     return parser
 
 

@@ -14,9 +14,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 from spark_cdc.dbt_invoke import last_invocation_id, node_statuses, project_root, run_dbt
-from spark_cdc.runtime import get_or_create_session
+from spark_cdc.generators.extracts import ExtractSpec, generate_extracts
+from spark_cdc.runtime import default_home, get_or_create_session
 
 SCHEMA = "spark_cdc"
+HASH_CDC_DATES = ("2019-06-18", "2019-06-19", "2019-06-20")
+HASH_CDC_TABLES = (
+    "spark_cdc.stg_hash_cdc__synthetic",
+    "spark_cdc.hash_cdc__synthetic_current",
+    "spark_cdc.hash_cdc__synthetic_history",
+    "spark_cdc.hash_cdc__synthetic_quarantine",
+    "spark_cdc.hash_cdc__synthetic_run_summary",
+    "spark_cdc_restricted.hash_cdc__synthetic_sensitive",
+)
 EXAMPLE_SNAPSHOTS = (
     "customers_ts_ignore",
     "customers_ts_invalidate",
@@ -54,6 +64,48 @@ def _snapshot_day(spark, day: int) -> str:
     return f"day {day}:\n      " + "\n      ".join(lines)
 
 
+def _generate_extracts() -> str:
+    """Three daily full extracts: 10,000 rows, then 20% deleted, 40% updated, 40% unchanged."""
+    landing = default_home() / "landing"
+    spec = ExtractSpec(
+        initial_records=10_000,
+        incremental_records=10_000,
+        key_columns=5,
+        nonkey_columns=10,
+        pct_deleted=0.2,
+        pct_updated=0.4,
+        pct_unchanged=0.4,
+        outputs=tuple(landing / "synthetic" / date for date in HASH_CDC_DATES),
+        seed=2019,
+    )
+    manifests = generate_extracts(spec, show_progress=False)
+    return "; ".join(
+        f"{date}: {', '.join(f'{k}={v}' for k, v in m.items())}"
+        for date, m in zip(HASH_CDC_DATES, manifests, strict=True)
+    )
+
+
+def _hash_cdc_day(spark, date: str) -> str:
+    """dbt build of the hash-CDC models for one effective date; the run's summary row."""
+    run_dbt(
+        [
+            "build",
+            "--select",
+            "stg_hash_cdc__synthetic+",
+            "--vars",
+            json.dumps({"hash_cdc_effective_date": date}),
+        ]
+    )
+    row = spark.sql(
+        f"select * from {SCHEMA}.hash_cdc__synthetic_run_summary where eff_date = '{date}'"
+    ).first()
+    return (
+        f"{date}: in={row.rows_in} applied={row.valid_rows} quarantined={row.quarantined_rows} "
+        f"I={row.inserted} U={row.updated} D={row.deleted} X={row.not_supplied} "
+        f"N={row.unchanged}"
+    )
+
+
 def main() -> int:
     """Run the job and print a summary of every step."""
     project = project_root()
@@ -64,12 +116,17 @@ def main() -> int:
         spark.sql(f"create schema if not exists {SCHEMA}")
         for name in (*EXAMPLE_SNAPSHOTS, "customers_snapshot"):
             spark.sql(f"drop table if exists {SCHEMA}.{name}")
-        return "dropped the example snapshots: the demo replays from day 1"
+        for table in HASH_CDC_TABLES:
+            spark.sql(f"drop table if exists {table}")
+        return "dropped the demo tables: the demo replays from day 1"
 
     _step("reset", reset)
     _step("dbt seed", lambda: _dbt_summary(["seed"]))
     for day in (1, 2, 3):
         _step(f"snapshots, source day {day}", lambda day=day: _snapshot_day(spark, day))
+    _step("generate extracts (spark-cdc generate-extracts)", _generate_extracts)
+    for date in HASH_CDC_DATES:
+        _step(f"hash CDC, effective date {date}", lambda date=date: _hash_cdc_day(spark, date))
     _step(
         "dbt snapshot (raw customers)",
         lambda: _dbt_summary(["snapshot", "-s", "customers_snapshot"]),
@@ -79,8 +136,14 @@ def main() -> int:
         lambda: _dbt_summary(["run", "--select", "customers_by_segment"]),
     )
     _step(
-        "dbt build (day 3 again: snapshots find no change; all data tests)",
-        lambda: _build_summary(["build", "--vars", json.dumps({"source_day": 3})]),
+        "dbt build (day 3 again: snapshots find no change, hash CDC re-applies its last date)",
+        lambda: _build_summary(
+            [
+                "build",
+                "--vars",
+                json.dumps({"source_day": 3, "hash_cdc_effective_date": HASH_CDC_DATES[-1]}),
+            ]
+        ),
     )
     _step("dbt docs generate", lambda: _docs(project))
     rows = spark.table(f"{SCHEMA}.customers_by_segment").orderBy("segment").collect()

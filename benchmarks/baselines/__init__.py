@@ -1,0 +1,1 @@
+"""Baselines the benchmarks compare the project with."""

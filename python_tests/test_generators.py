@@ -1,0 +1,117 @@
+"""Generators: exact extract counts, CLI forms, determinism; change-event streams that reconcile."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+import pytest
+
+from spark_cdc.change_events.reference import resolve_reference
+from spark_cdc.cli import main as cli
+from spark_cdc.generators.change_events import SCHEMA, StreamSpec, generate_stream, write_stream
+from spark_cdc.generators.extracts import GeneratorError, plan_increment
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+
+
+def _read(folder: Path) -> list[dict]:
+    parts = sorted(folder.glob("part-*"))
+    tables = [pq.read_table(p) if p.suffix == ".parquet" else pa_csv.read_csv(p) for p in parts]
+    return [row for table in tables for row in table.to_pylist()]
+
+
+def _keyed(rows: list[dict], keys: int) -> dict[tuple, tuple]:
+    return {
+        tuple(row[f"key_{i + 1}"] for i in range(keys)): tuple(
+            v for k, v in row.items() if k.startswith("attr_")
+        )
+        for row in rows
+    }
+
+
+def test_plan_is_exact_and_refuses_bad_shares():
+    plan = plan_increment(10_000, 10_000, 0.2, 0.4, 0.4)
+    assert (plan.deleted, plan.updated, plan.unchanged, plan.inserted) == (2000, 4000, 4000, 2000)
+    with pytest.raises(GeneratorError, match=r"must equal 1.0, got 1.1"):
+        plan_increment(100, 100, 0.2, 0.5, 0.4)
+    with pytest.raises(GeneratorError, match="at least the 80 updated"):
+        plan_increment(100, 50, 0.2, 0.4, 0.4)
+
+
+@pytest.mark.parametrize("file_format", ["csv", "parquet"])
+def test_extracts_have_exactly_the_requested_changes(tmp_path, file_format):
+    days = [tmp_path / f"day{i}" for i in (1, 2, 3)]
+    code = cli(
+        ["generate-extracts", "1000", "1000", "2", "3", "0.2", "0.4", "0.4",
+         *map(str, days), "--format", file_format, "--seed", "5", "--no-progress"]
+    )  # fmt: skip
+    assert code == 0
+    previous = _keyed(_read(days[0]), 2)
+    assert len(previous) == 1000
+    assert all(UUID.match(part) for key in previous for part in key)
+    for day in days[1:]:
+        current = _keyed(_read(day), 2)
+        deleted = previous.keys() - current.keys()
+        inserted = current.keys() - previous.keys()
+        kept = previous.keys() & current.keys()
+        updated = {k for k in kept if previous[k] != current[k]}
+        assert (len(deleted), len(inserted), len(updated), len(kept - updated)) == (
+            200,
+            200,
+            400,
+            400,
+        )
+        manifest = json.loads((day / "_manifest.json").read_text())
+        assert manifest["deleted"] == 200 and manifest["updated"] == 400
+        previous = current
+
+
+def test_positional_and_named_forms_give_the_same_data(tmp_path):
+    positional = [tmp_path / "p1", tmp_path / "p2"]
+    cli(["generate-extracts", "50", "60", "1", "2", "0.1", "0.3", "0.6", *map(str, positional),
+         "--seed", "3", "--no-progress"])  # fmt: skip
+    named = [tmp_path / "n1", tmp_path / "n2"]
+    cli(["generate-extracts", "--initial-records", "50", "--incremental-records", "60",
+         "--key-columns", "1", "--nonkey-columns", "2", "--pct-deleted", "0.1",
+         "--pct-updated", "0.3", "--pct-unchanged", "0.6", "--initial-output", str(named[0]),
+         "--incremental-output", str(named[1]), "--seed", "3", "--no-progress"])  # fmt: skip
+    for a, b in zip(positional, named, strict=True):
+        assert _read(a) == _read(b)
+    assert len(_read(positional[1])) == 60  # 5 deleted, 15 updated, 30 unchanged, 15 inserted
+
+
+def test_cli_reports_bad_shares_clearly(tmp_path, capsys):
+    code = cli(["generate-extracts", "10", "10", "1", "1", "0.5", "0.4", "0.4",
+                str(tmp_path / "a"), str(tmp_path / "b")])  # fmt: skip
+    assert code == 2
+    assert "must equal 1.0" in capsys.readouterr().err
+
+
+def test_change_event_stream_reconciles_and_is_deterministic(tmp_path):
+    spec = StreamSpec(initial_rows=50, events=2_000, batches=7, malformed_rate=0.05, seed=11)
+    manifest = write_stream(spec, tmp_path / "a", show_progress=False)
+    again = write_stream(spec, tmp_path / "b", show_progress=False)
+    assert manifest == again
+    assert (
+        manifest["events"] == manifest["applied"] + manifest["duplicates"] + manifest["quarantined"]
+    )
+    assert manifest["quarantined"] > 0 and manifest["duplicates"] > 0
+    delivered = sorted((tmp_path / "a" / "batches").glob("batch-*.jsonl"))
+    assert len(delivered) == 7
+    expected = [json.loads(x) for x in (tmp_path / "a" / "expected_state.jsonl").open()]
+    assert len(expected) == manifest["final_rows"]
+
+
+def test_expected_state_does_not_depend_on_delivery_order():
+    initial, batches, result = generate_stream(StreamSpec(initial_rows=30, events=800, seed=4))
+    events = [event for batch in batches for event in batch]
+    random.Random(1).shuffle(events)
+    shuffled = resolve_reference(initial, events, SCHEMA)
+    assert {k: vars(v) for k, v in shuffled.state.items()} == {
+        k: vars(v) for k, v in result.state.items()
+    }

@@ -1,0 +1,165 @@
+"""Synthetic change-event streams (the resolver's input shape) with their expected final state.
+
+A simulated source table (``id`` int key, ``name`` string, ``amount`` int) starts with
+``initial_rows`` rows and changes through ``events`` events: inserts of new keys, updates (a share
+of them change the key, continuing chains up to ``max_chain`` moves), deletes and re-inserts of
+deleted keys. Knobs add exact duplicates, ties on ``event_ts`` broken by ``event_seq``, malformed
+events, shuffled order inside each batch and late batches (delivered after later ones). The
+expected final state is computed by the plain-Python reference (change_events.reference).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from tqdm import tqdm
+
+from spark_cdc.change_events.model import ChangeEvent, TargetSchema
+from spark_cdc.change_events.reference import StateRow, resolve_reference
+
+SCHEMA = TargetSchema(columns={"id": "int", "name": "string", "amount": "int"}, keys=("id",))
+START = datetime(2026, 1, 1)
+MALFORMED = ("unknown_type", "null_key", "length_mismatch", "missing_image", "bad_cast")
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """Knobs of one generated stream."""
+
+    initial_rows: int = 1_000
+    events: int = 10_000
+    batches: int = 10
+    key_change_rate: float = 0.05
+    max_chain: int = 8
+    duplicate_rate: float = 0.02
+    tie_rate: float = 0.02
+    late_batch_rate: float = 0.2
+    malformed_rate: float = 0.01
+    seed: int = 0
+
+
+def _image(key: int, rng: random.Random) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return ("id", "name", "amount"), (
+        str(key),
+        f"name-{rng.randrange(10**6)}",
+        str(rng.randrange(10**4)),
+    )
+
+
+def _malformed(rng: random.Random, ts: datetime, seq: int) -> ChangeEvent:
+    kind = rng.choice(MALFORMED)
+    if kind == "unknown_type":
+        return ChangeEvent("upsert", ts, seq, ("id", "name", "amount"), ("1", "x", "1"))
+    if kind == "null_key":
+        return ChangeEvent("insert", ts, seq, ("id", "name", "amount"), (None, "x", "1"))
+    if kind == "length_mismatch":
+        return ChangeEvent("insert", ts, seq, ("id", "name", "amount"), ("1", "x"))
+    if kind == "missing_image":
+        return ChangeEvent("update", ts, seq, None, None, ("id",), ("1",))
+    return ChangeEvent("insert", ts, seq, ("id", "name", "amount"), ("1", "x", "lots"))
+
+
+def generate_stream(spec: StreamSpec, show_progress: bool = False):
+    """(initial state, batches of events in delivery order, reference result)."""
+    rng = random.Random(spec.seed)
+    initial: dict[tuple, StateRow] = {}
+    live: dict[int, int] = {}  # key -> moves so far in its chain
+    for key in range(spec.initial_rows):
+        _, values = _image(key, rng)
+        row = {"id": key, "name": values[1], "amount": int(values[2])}
+        initial[(key,)] = StateRow(row, START, START, "insert")
+        live[key] = 0
+    deleted: list[int] = []
+    next_key = spec.initial_rows
+    ts, seq = START, 0
+    events: list[ChangeEvent] = []
+    for _ in tqdm(range(spec.events), disable=not show_progress, desc="events", unit="ev"):
+        if rng.random() >= spec.tie_rate:
+            ts += timedelta(milliseconds=rng.randint(1, 1000))
+        seq += 1
+        if rng.random() < spec.malformed_rate:
+            events.append(_malformed(rng, ts, seq))
+            continue
+        roll = rng.random()
+        if not live or roll < 0.15:
+            key, next_key = next_key, next_key + 1
+            events.append(ChangeEvent("insert", ts, seq, *_image(key, rng)))
+            live[key] = 0
+        elif roll < 0.2 and deleted:
+            key = deleted.pop(rng.randrange(len(deleted)))
+            events.append(ChangeEvent("INSERT", ts, seq, *_image(key, rng)))
+            live[key] = 0
+        elif roll < 0.3:
+            key = rng.choice(list(live))
+            events.append(ChangeEvent("delete", ts, seq, None, None, ("id",), (str(key),)))
+            del live[key]
+            deleted.append(key)
+        else:
+            key = rng.choice(list(live))
+            new_key, moves = key, live[key]
+            if rng.random() < spec.key_change_rate and moves < spec.max_chain:
+                new_key, next_key = next_key, next_key + 1
+                moves += 1
+            events.append(
+                ChangeEvent("Update", ts, seq, *_image(new_key, rng), ("id",), (str(key),))
+            )
+            del live[key]
+            live[new_key] = moves
+        if rng.random() < spec.duplicate_rate:
+            events.append(events[-1])
+    size = max(1, -(-len(events) // spec.batches))
+    batches = [events[i : i + size] for i in range(0, len(events), size)]
+    for batch in batches:
+        rng.shuffle(batch)
+    late = [i for i in range(len(batches)) if rng.random() < spec.late_batch_rate]
+    order = [i for i in range(len(batches)) if i not in late] + late
+    delivered = [batches[i] for i in order]
+    result = resolve_reference(initial, events, SCHEMA)
+    return initial, delivered, result
+
+
+def _state_record(row: StateRow) -> dict:
+    return {
+        **row.values,
+        "created_at": row.created_at.isoformat(sep=" "),
+        "updated_at": row.updated_at.isoformat(sep=" "),
+        "last_change_type": row.last_change_type,
+    }
+
+
+def write_stream(spec: StreamSpec, output: Path, show_progress: bool = True) -> dict:
+    """Write initial_state.jsonl, batches/batch-NNNNN.jsonl (delivery order),
+    expected_state.jsonl and manifest.json into ``output``; return the manifest."""
+    initial, batches, result = generate_stream(spec, show_progress)
+    (output / "batches").mkdir(parents=True, exist_ok=True)
+    for stale in (output / "batches").glob("batch-*.jsonl"):
+        stale.unlink()
+
+    def dump(path: Path, records) -> None:
+        with path.open("w") as handle:
+            for record in records:
+                handle.write(json.dumps(record) + "\n")
+
+    dump(output / "initial_state.jsonl", (_state_record(r) for r in initial.values()))
+    for index, batch in enumerate(batches):
+        dump(output / "batches" / f"batch-{index:05d}.jsonl", (e.as_record() for e in batch))
+    dump(output / "expected_state.jsonl", (_state_record(r) for r in result.state.values()))
+    reasons: dict[str, int] = {}
+    for _, reason in result.quarantined:
+        reasons[reason] = reasons.get(reason, 0) + 1
+    manifest = {
+        "events": sum(len(b) for b in batches),
+        "applied": result.applied,
+        "duplicates": result.duplicates,
+        "quarantined": len(result.quarantined),
+        "quarantine_reasons": reasons,
+        "ambiguous": len(result.ambiguous),
+        "batches": len(batches),
+        "final_rows": len(result.state),
+    }
+    (output / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    return manifest
