@@ -31,6 +31,7 @@ pytest: setup
 bench: setup
 	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/bench_snapshot.py --rows 1000000
+	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_hash_cdc.py
 
 docs: setup
 	$(BIN)/dbt docs generate

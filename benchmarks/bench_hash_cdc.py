@@ -7,8 +7,9 @@ its current state and history partition:
 
 - baseline (benchmarks/baselines/article_hash_cdc.py): cast + MD5 per row in a Python RDD map,
   full outer join of hashes, one write per operation stage (Parquet);
-- project (spark_cdc.hash_cdc): try_cast + MD5 with Spark column functions, one full outer join of
-  hashes, payload rejoins, one write of the current state (Delta) and of the history partition.
+- project (spark_cdc.hash_cdc): try_cast + MD5 with Spark column functions (staged rows cached,
+  as the baseline caches its own), one full outer join of hashes, payload rejoins, one write of
+  the current state and of the history partition (Delta).
 
 Reports seconds, speed-up (baseline / project), rows/s and peak resident memory (driver JVM, reset
 between runs), and checks both found the same day-2 operation counts.
@@ -53,7 +54,9 @@ def _peak_mib(pid: int) -> float:
 
 def _project_day(spark, folder: Path, day: int, work: Path) -> None:
     config = DatasetConfig.from_mapping("bench", {"key_columns": KEYS, "nonkey_columns": NONKEYS})
-    staged = stage_extract(read_extract(spark, folder), config, DATES[day])
+    # Stage 1 is computed once and kept for stages 2-4, as the baseline caches its staged rows
+    # (the dbt models materialize it as the staging table instead).
+    staged = stage_extract(read_extract(spark, folder), config, DATES[day]).persist()
     previous = None if day == 0 else spark.read.format("delta").load(str(work / "current_0"))
     current = apply_extract(staged.where(f"{REASON} is null"), previous, config, DATES[day])
     current.write.format("delta").mode("overwrite").save(str(work / f"current_{day}"))
@@ -62,6 +65,7 @@ def _project_day(spark, folder: Path, day: int, work: Path) -> None:
     ).write.format("delta").mode("overwrite").partitionBy("eff_start_date").save(
         str(work / "history")
     )
+    staged.unpersist()
 
 
 def _baseline_day(spark, folder: Path, day: int, work: Path) -> None:

@@ -61,6 +61,8 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
         "spark.default.parallelism": "2",
         "spark.sql.adaptive.enabled": "true",
         "spark.sql.adaptive.coalescePartitions.enabled": "true",
+        # Broadcast a join side at run time when it turns out small (a delta extract's changes).
+        "spark.sql.adaptive.autoBroadcastJoinThreshold": "64m",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",

@@ -2,7 +2,7 @@
 
 One full outer join on ``key_hash`` between the incoming hashes and the current hashes decides
 each key's operation; payloads are then joined back only where needed (I/U from the extract,
-broadcast when the extract is small; N/D/X from the current table).
+broadcast by adaptive execution when the extract is small; N/D/X from the current table).
 
 | incoming | current row (operation)     | mode  | new operation | eff_start_date    |
 |----------|-----------------------------|-------|---------------|-------------------|
@@ -76,16 +76,10 @@ def apply_extract(
         F.when(changed_now, eff).otherwise(F.col("cur_eff")).alias("eff_start_date"),
     )
 
+    # When the extract is small (a delta extract), adaptive execution broadcasts this side.
     from_incoming = decided.where(F.col("operation").isin("I", "U"))
-    if _is_small(incoming, config):
-        from_incoming = F.broadcast(from_incoming)
     new_rows = incoming.select(*payload, *meta).join(from_incoming, "key_hash", "inner")
     kept = previous.select(*payload, *meta).join(
         decided.where(~F.col("operation").isin("I", "U")), "key_hash", "inner"
     )
     return new_rows.unionByName(kept).select(*payload, *meta, "operation", "eff_start_date")
-
-
-def _is_small(incoming: DataFrame, config: DatasetConfig) -> bool:
-    """Whether the extract is small enough to broadcast (a delta extract, typically)."""
-    return incoming.limit(config.broadcast_max_rows + 1).count() <= config.broadcast_max_rows

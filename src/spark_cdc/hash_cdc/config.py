@@ -31,7 +31,6 @@ class DatasetConfig:
     sensitive: dict[str, str] = field(default_factory=dict)
     excluded: dict[str, str] = field(default_factory=dict)
     mode: str = "full"
-    broadcast_max_rows: int = 2_000_000
 
     @property
     def tracked(self) -> dict[str, str]:
@@ -59,7 +58,6 @@ class DatasetConfig:
             sensitive=columns("sensitive_columns"),
             excluded=columns("excluded_columns"),
             mode=str(raw.get("extract_mode", "full")),
-            broadcast_max_rows=int(raw.get("broadcast_max_rows", 2_000_000)),
         )
         if not config.keys:
             raise ConfigError(f"{name}: at least one key column is needed")

@@ -1,10 +1,10 @@
 """Deterministic, null-safe, type-stable, column-order independent row hashes (Spark built-ins).
 
-A hash covers a set of (column name, typed value) pairs, sorted by column name. Each value is
-rendered by Spark's cast of the *typed* value to string (so "1.50" and "1.5" read as
-decimal(10,2) hash alike) and encoded as ``name=<length>:<text>``, or ``name=~`` when NULL: NULL
-and the empty string differ, and no value can imitate a separator. The pairs are joined with
-``|`` and hashed with MD5.
+A hash covers a set of typed columns: they are sorted by name, rendered together as one JSON
+object (``to_json`` of a struct: strings quoted and escaped, NULL written as ``null``, numbers,
+decimals and dates in their canonical form, timestamps zone-less), and the text is hashed with
+MD5. So NULL and the empty string differ, no value can imitate a separator, the order of the
+columns in the extract does not matter, and "1.50" and "1.5" read as decimal(10,2) hash alike.
 """
 
 from __future__ import annotations
@@ -14,15 +14,12 @@ from collections.abc import Iterable
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-
-def _encoded(column: str) -> Column:
-    text = F.col(column).cast("string")
-    return F.concat(
-        F.lit(f"{column}="),
-        F.when(text.isNull(), F.lit("~")).otherwise(
-            F.concat(F.length(text).cast("string"), F.lit(":"), text)
-        ),
-    )
+JSON_OPTIONS = {
+    "ignoreNullFields": "false",
+    "timestampFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+    "timestampNTZFormat": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+    "dateFormat": "yyyy-MM-dd",
+}
 
 
 def row_hash(columns: Iterable[str]) -> Column:
@@ -30,13 +27,4 @@ def row_hash(columns: Iterable[str]) -> Column:
     ordered = sorted(set(columns))
     if not ordered:
         return F.md5(F.lit(""))
-    return F.md5(F.concat_ws("|", *[_encoded(column) for column in ordered]))
-
-
-def python_row_hash_text(values: dict[str, str | None]) -> str:
-    """The text that :func:`row_hash` hashes, for string-rendered values (reference/tests)."""
-    parts = []
-    for column in sorted(values):
-        text = values[column]
-        parts.append(f"{column}=~" if text is None else f"{column}={len(text)}:{text}")
-    return "|".join(parts)
+    return F.md5(F.to_json(F.struct(*[F.col(c) for c in ordered]), JSON_OPTIONS))
