@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_cdc.generators.extracts import ExtractSpec, generate_extracts
+from spark_cdc.generators.extracts import article_example, generate_extracts
 
 DATES = ["2019-06-18", "2019-06-19", "2019-06-20"]
 SELECT = ["--select", "stg_hash_cdc__synthetic+"]
@@ -18,17 +18,7 @@ SELECT = ["--select", "stg_hash_cdc__synthetic+"]
 @pytest.fixture(scope="module")
 def landing(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("landing")
-    spec = ExtractSpec(
-        initial_records=10_000,
-        incremental_records=10_000,
-        key_columns=5,
-        nonkey_columns=10,
-        pct_deleted=0.2,
-        pct_updated=0.4,
-        pct_unchanged=0.4,
-        outputs=tuple(root / "synthetic" / date for date in DATES),
-        seed=7,
-    )
+    spec = article_example(tuple(root / "synthetic" / date for date in DATES), seed=7)
     generate_extracts(spec, show_progress=False)
     return root
 

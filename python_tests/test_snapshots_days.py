@@ -15,15 +15,9 @@ from dataclasses import dataclass, field
 import pytest
 
 from spark_cdc.dbt_invoke import last_invocation_id
+from spark_cdc.main_job import EXAMPLE_SNAPSHOTS
 
-SNAPSHOTS = (
-    "customers_ts_ignore",
-    "customers_ts_invalidate",
-    "customers_ts_new_record",
-    "customers_check_all",
-    "customers_check_cols_renamed",
-    "customers_composite_key",
-)
+SNAPSHOTS = EXAMPLE_SNAPSHOTS
 HIGH = dt.datetime(9999, 12, 31, 23, 59, 59)
 DAY1 = dt.datetime(2026, 1, 1, 8, 0)
 

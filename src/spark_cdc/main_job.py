@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from spark_cdc.dbt_invoke import last_invocation_id, node_statuses, project_root, run_dbt
-from spark_cdc.generators.extracts import ExtractSpec, generate_extracts
+from spark_cdc.generators.extracts import article_example, generate_extracts
 from spark_cdc.runtime import default_home, get_or_create_session
 
 SCHEMA = "spark_cdc"
@@ -67,16 +67,8 @@ def _snapshot_day(spark, day: int) -> str:
 def _generate_extracts() -> str:
     """Three daily full extracts: 10,000 rows, then 20% deleted, 40% updated, 40% unchanged."""
     landing = default_home() / "landing"
-    spec = ExtractSpec(
-        initial_records=10_000,
-        incremental_records=10_000,
-        key_columns=5,
-        nonkey_columns=10,
-        pct_deleted=0.2,
-        pct_updated=0.4,
-        pct_unchanged=0.4,
-        outputs=tuple(landing / "synthetic" / date for date in HASH_CDC_DATES),
-        seed=2019,
+    spec = article_example(
+        tuple(landing / "synthetic" / date for date in HASH_CDC_DATES), seed=2019
     )
     manifests = generate_extracts(spec, show_progress=False)
     return "; ".join(

@@ -193,6 +193,12 @@ class ExtractSpec:
     chunk_rows: int = 1_000_000
 
 
+def article_example(outputs: tuple[Path, ...], seed: int = 0) -> ExtractSpec:
+    """The source article's example: 10,000 records of 5 keys and 10 non-keys, then per day
+    20% deleted (replaced by inserts), 40% updated, 40% unchanged."""
+    return ExtractSpec(10_000, 10_000, 5, 10, 0.2, 0.4, 0.4, outputs, seed=seed)
+
+
 def generate_extracts(spec: ExtractSpec, show_progress: bool = True) -> list[dict]:
     """Write the initial extract to ``outputs[0]`` and one incremental extract to each further
     output; return, per output, the manifest (counts per operation) also written beside it."""
