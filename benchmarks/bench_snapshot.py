@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import jvm_peak_rss_mib, peak_rss_mib, save_results
 
-from spark_cdc.dbt_invoke import copy_project, remove_snapshot_overrides, run_dbt
+from spark_cdc.dbt_invoke import run_dbt, snapshot_variant
 from spark_cdc.runtime import get_or_create_session
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -85,18 +85,8 @@ def _use_day(spark, day: int) -> None:
 
 
 def _project(base: Path, name: str, stock: bool) -> Path:
-    project = copy_project(base / name, PROJECT)
-    (project / "models" / "bench_source.yml").write_text(SOURCE_YML)
-    (project / "snapshots" / "bench.yml").write_text(SNAPSHOT_YML)
-    settings = project / "dbt_project.yml"
-    settings.write_text(
-        settings.read_text().replace(
-            "snapshots:\n  spark_cdc:\n", f"snapshots:\n  spark_cdc:\n    +schema: bench_{name}\n"
-        )
-    )
-    if stock:
-        remove_snapshot_overrides(project)
-    return project
+    files = {"models/bench_source.yml": SOURCE_YML, "snapshots/bench.yml": SNAPSHOT_YML}
+    return snapshot_variant(base / name, f"bench_{name}", files, stock, PROJECT)
 
 
 def _timed_snapshot(project: Path) -> float:

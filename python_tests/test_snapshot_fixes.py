@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import copy_project, dbt_invoker
+from conftest import PROJECT_DIR, dbt_invoker
 
-from spark_cdc.dbt_invoke import remove_snapshot_overrides
+from spark_cdc.dbt_invoke import snapshot_variant
 
 SCENARIOS_YML = """
 version: 2
@@ -64,19 +64,8 @@ T1, T2, T3 = "2026-01-01 08:00:00", "2026-01-02 08:00:00", "2026-01-03 08:00:00"
 
 
 def _scenario_project(base: Path, schema_suffix: str, stock: bool) -> Path:
-    project = copy_project(base / schema_suffix)
-    (project / "models" / "scenario_sources.yml").write_text(SCENARIOS_YML)
-    (project / "snapshots" / "scenarios.yml").write_text(SNAPSHOTS_YML)
-    settings = project / "dbt_project.yml"
-    settings.write_text(
-        settings.read_text().replace(
-            "snapshots:\n  spark_cdc:\n",
-            f"snapshots:\n  spark_cdc:\n    +schema: {schema_suffix}\n",
-        )
-    )
-    if stock:
-        remove_snapshot_overrides(project)
-    return project
+    files = {"models/scenario_sources.yml": SCENARIOS_YML, "snapshots/scenarios.yml": SNAPSHOTS_YML}
+    return snapshot_variant(base / schema_suffix, schema_suffix, files, stock, PROJECT_DIR)
 
 
 @pytest.fixture(scope="module")

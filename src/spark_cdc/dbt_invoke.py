@@ -103,3 +103,27 @@ def remove_snapshot_overrides(project: Path) -> None:
     """Make a project copy snapshot exactly as stock dbt-spark does (for comparisons)."""
     for name in SNAPSHOT_OVERRIDES:
         (project / "macros" / "snapshots" / name).unlink()
+
+
+def snapshot_variant(
+    destination: Path,
+    schema_suffix: str,
+    extra_files: dict[str, str],
+    stock: bool,
+    source: Path | None = None,
+) -> Path:
+    """A project copy for comparisons: extra files (path -> text), snapshots in their own schema
+    (``spark_cdc_<schema_suffix>``), and stock dbt-spark snapshot macros when ``stock``."""
+    project = copy_project(destination, source)
+    for relative, text in extra_files.items():
+        (project / relative).write_text(text)
+    settings = project / "dbt_project.yml"
+    settings.write_text(
+        settings.read_text().replace(
+            "snapshots:\n  spark_cdc:\n",
+            f"snapshots:\n  spark_cdc:\n    +schema: {schema_suffix}\n",
+        )
+    )
+    if stock:
+        remove_snapshot_overrides(project)
+    return project
