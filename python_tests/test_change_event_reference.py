@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from spark_cdc.change_events.model import ChangeEvent, TargetSchema, validate
+from spark_cdc.change_events.model import ChangeEvent, TargetSchema, fingerprint, validate
 from spark_cdc.change_events.reference import StateRow, resolve_reference
 
 PEOPLE = TargetSchema(columns={"id": "string", "name": "string"}, keys=("id",))
@@ -90,11 +90,12 @@ def test_ties_are_broken_by_event_seq_and_true_ambiguity_is_reported():
     tie = [update(5, "A", "A", "second", seq=2), update(5, "A", "A", "first", seq=1)]
     result = resolve_reference({}, [insert(1, "A", "a"), *tie], PEOPLE)
     assert _state(result) == {"A": ("second", 1)}
-    assert result.ambiguous == []
+    assert result.ambiguous == set()
     clash = [update(5, "A", "A", "x", seq=1), update(5, "A", "A", "y", seq=1)]
     result = resolve_reference({}, [insert(1, "A", "a"), *clash], PEOPLE)
-    assert len(result.ambiguous) == 1
-    assert _state(result) == {"A": ("y", 1)}  # canonical-text order: deterministic
+    assert result.ambiguous == {(("A",), ts(5), 1)}
+    last = max(clash, key=fingerprint)  # fingerprint order: deterministic
+    assert _state(result) == {"A": (last.column_values[1], 1)}
 
 
 def test_malformed_events_are_quarantined_with_reasons():

@@ -1,12 +1,12 @@
-"""The change-event shape and its validation, shared by the generator, the reference and tests.
+"""The change-event shape, its fingerprint and its validation (shared by Spark code and reference).
 
 An event (one row of a change-event feed):
 
 | field            | type           | meaning                                                    |
 |------------------|----------------|------------------------------------------------------------|
 | change_type      | string         | insert / update / delete (case-insensitive)                |
-| event_ts         | timestamp      | when the change happened at the source                     |
-| event_seq        | long, optional | tie-breaker within one event_ts (an LSN, say)              |
+| event_ts         | timestamp      | when the change happened at the source (UTC, zone-less)    |
+| event_seq        | long, optional | tie-breaker within one event_ts (an LSN, say); null = 0    |
 | column_names     | array<string>  | full row image: names (mandatory for insert and update)    |
 | column_values    | array<string>  | full row image: values as text, cast to the target schema  |
 | old_key_names    | array<string>  | key of the row before the change (mandatory for update and |
@@ -15,10 +15,30 @@ An event (one row of a change-event feed):
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Any
 
 CHANGE_TYPES = ("insert", "update", "delete")
+EPOCH = datetime(1970, 1, 1)
+# Separators of the fingerprint's canonical text (control characters absent from real values).
+FIELD_SEP, ITEM_SEP, NULL_ITEM, NULL_FIELD = "\x1e", "\x1f", "\x00", "\x02"
+_PYTHON_CASTS = {
+    "int": int,
+    "integer": int,
+    "bigint": int,
+    "long": int,
+    "smallint": int,
+    "double": float,
+    "float": float,
+    "string": str,
+}
+
+
+class ChangeEventConfigError(ValueError):
+    """A source configuration that cannot be used."""
 
 
 @dataclass(frozen=True)
@@ -46,23 +66,93 @@ class ChangeEvent:
         }
 
 
+def _joined(items: tuple | None) -> str:
+    if items is None:
+        return NULL_FIELD
+    return ITEM_SEP.join(NULL_ITEM if item is None else item for item in items)
+
+
+def fingerprint(event: ChangeEvent) -> str:
+    """SHA-256 of the event's canonical text: equal for exact duplicates, the last tie-breaker.
+
+    Canonical text: change_type, event_ts as epoch microseconds, event_seq, then the four arrays
+    (items joined by U+001F, a null item as U+0000), fields joined by U+001E, a null field as
+    U+0002. spark_cdc.change_events.normalize computes the same in Spark.
+    """
+    micros = (
+        None if event.event_ts is None else (event.event_ts - EPOCH) // timedelta(microseconds=1)
+    )
+    fields = [
+        NULL_FIELD if event.change_type is None else event.change_type,
+        NULL_FIELD if micros is None else str(micros),
+        NULL_FIELD if event.event_seq is None else str(event.event_seq),
+        _joined(event.column_names),
+        _joined(event.column_values),
+        _joined(event.old_key_names),
+        _joined(event.old_key_values),
+    ]
+    return hashlib.sha256(FIELD_SEP.join(fields).encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class TargetSchema:
-    """Typed target of a source: ordered columns with Python casts, and the key columns."""
+    """Typed target of a source: ordered columns (name -> Spark SQL type) and the key columns."""
 
-    columns: dict[str, str]  # name -> "int" | "string"
+    columns: dict[str, str]
     keys: tuple[str, ...]
 
-    def cast(self, column: str, text: str | None) -> int | str | None:
-        """The typed value; raises ValueError when the text does not cast."""
+    def __post_init__(self) -> None:
+        if not self.keys:
+            raise ChangeEventConfigError("a change-event source needs at least one key column")
+        missing = [key for key in self.keys if key not in self.columns]
+        if missing:
+            raise ChangeEventConfigError(f"key columns not in the target columns: {missing}")
+
+    @property
+    def nonkeys(self) -> tuple[str, ...]:
+        return tuple(c for c in self.columns if c not in self.keys)
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any]) -> TargetSchema:
+        """From YAML: ``columns`` (name -> Spark type) and ``key_columns`` (list of names)."""
+        columns = raw.get("columns")
+        if not isinstance(columns, Mapping) or not columns:
+            raise ChangeEventConfigError("'columns' must map column names to Spark types")
+        keys = raw.get("key_columns")
+        if isinstance(keys, str):
+            keys = [keys]
+        if not keys:
+            raise ChangeEventConfigError("'key_columns' must list the key column names")
+        return cls({str(k): str(v).lower() for k, v in columns.items()}, tuple(map(str, keys)))
+
+    def cast(self, column: str, text: str | None) -> Any:
+        """The typed value (plain-Python model of Spark's try_cast for the simple types).
+
+        Raises ValueError when the text does not cast."""
         if text is None:
             return None
-        return int(text) if self.columns[column] == "int" else text
+        caster = _PYTHON_CASTS.get(self.columns[column])
+        if caster is None:
+            raise NotImplementedError(f"no Python model of casts to {self.columns[column]}")
+        return caster(text)
+
+
+def first_occurrences(names: tuple[str, ...], values: tuple[str | None, ...]) -> dict:
+    """Name -> value, the first occurrence winning (as Spark's array_position finds it)."""
+    mapping: dict = {}
+    for name, value in zip(names, values, strict=True):
+        mapping.setdefault(name, value)
+    return mapping
 
 
 def validate(event: ChangeEvent, schema: TargetSchema) -> str | None:
-    """The quarantine reason of an event, or None when it can be applied."""
-    kind = (event.change_type or "").lower()
+    """The quarantine reason of an event, or None when it can be applied.
+
+    Checks, first failure wins: change type; event_ts; for insert/update the image (present,
+    names and values of equal length, no repeated name, non-null keys, every target column
+    castable — in target column order); for update/delete the old key (present, equal lengths,
+    non-null and castable key values). Image columns unknown to the target are ignored."""
+    kind = (event.change_type or "").strip().lower()
     if kind not in CHANGE_TYPES:
         return f"unknown_change_type:{event.change_type}"
     if event.event_ts is None:
@@ -72,25 +162,27 @@ def validate(event: ChangeEvent, schema: TargetSchema) -> str | None:
             return "missing_image"
         if len(event.column_names) != len(event.column_values):
             return "image_length_mismatch"
+        if len(set(event.column_names)) != len(event.column_names):
+            return "duplicate_column_name"
         image = dict(zip(event.column_names, event.column_values, strict=True))
         for key in schema.keys:
             if image.get(key) is None:
                 return f"null_key:{key}"
-        for name, text in image.items():
-            if name in schema.columns:
-                try:
-                    schema.cast(name, text)
-                except ValueError:
-                    return f"cast_failed:{name}"
+        for name in schema.columns:
+            try:
+                schema.cast(name, image.get(name))
+            except ValueError:
+                return f"cast_failed:{name}"
     if kind in ("update", "delete"):
         if not event.old_key_names or event.old_key_values is None:
             return "missing_old_key"
         if len(event.old_key_names) != len(event.old_key_values):
             return "old_key_length_mismatch"
-        old = dict(zip(event.old_key_names, event.old_key_values, strict=True))
+        old = first_occurrences(event.old_key_names, event.old_key_values)
         for key in schema.keys:
             if old.get(key) is None:
                 return f"null_old_key:{key}"
+        for key in schema.keys:
             try:
                 schema.cast(key, old[key])
             except ValueError:

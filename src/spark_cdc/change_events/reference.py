@@ -1,7 +1,9 @@
 """Plain-Python, one-event-at-a-time model of change-event resolution (the written semantics).
 
-The resolved state equals applying all valid events one by one in (event_ts, event_seq) order to
-the existing rows (which count as inserted at their stored timestamp):
+The resolved state equals applying all valid events one by one in position order to the
+existing rows. An event's position is (event_ts, event_seq — null counts as 0 —, fingerprint);
+an existing row counts as set at (its updated_at, before any event of that instant), with its
+stored values and created_at:
 
 - insert of a new key creates the row; insert of an existing key replaces its values and keeps
   its created_at;
@@ -9,21 +11,30 @@ the existing rows (which count as inserted at their stored timestamp):
   row moves; created_at follows it, also along chains A -> B -> C; a row already at the new key is
   replaced); update of a missing key acts as an insert of the image;
 - delete removes the row by its old key; delete of a missing key is a no-op;
-- exact duplicate events apply once;
-- events with equal (event_ts, event_seq) touching one key with different content are ambiguous:
-  they are applied in the order of their canonical text (deterministic) and reported.
+- exact duplicate events (same fingerprint) apply once;
+- two different events at one (event_ts, event_seq) touching one key are ambiguous: they apply in
+  fingerprint order (deterministic) and the (key, event_ts, event_seq) is reported.
 
 Columns absent from an image are NULL in that image. Invalid events (model.validate) are skipped
-and reported as quarantined.
+and reported as quarantined. Every action also leaves a version in the key's history: the new
+image for an insert/update, a deleted marker for a delete (also for a delete of a missing key and
+for the old key of a key-changing update).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from spark_cdc.change_events.model import ChangeEvent, TargetSchema, validate
+from spark_cdc.change_events.model import (
+    ChangeEvent,
+    TargetSchema,
+    fingerprint,
+    first_occurrences,
+    validate,
+)
+
+BEFORE_ANY_EVENT = float("-inf")
 
 
 @dataclass
@@ -36,83 +47,116 @@ class StateRow:
     last_change_type: str
 
 
+@dataclass(frozen=True)
+class Version:
+    """One action on one key, in the key's history."""
+
+    valid_from: datetime
+    is_deleted: bool
+    values: dict | None
+    created_at: datetime | None
+    change_type: str
+
+
 @dataclass
 class ReferenceResult:
-    """The resolved state and what happened to the input events."""
+    """The resolved state, each key's history and what happened to the input events."""
 
     state: dict[tuple, StateRow]
+    history: dict[tuple, list[Version]] = field(default_factory=dict)
     applied: int = 0
     duplicates: int = 0
     quarantined: list[tuple[ChangeEvent, str]] = field(default_factory=list)
-    ambiguous: list[tuple] = field(default_factory=list)
+    ambiguous: set[tuple] = field(default_factory=set)
 
 
-def _canonical(event: ChangeEvent) -> str:
-    return json.dumps(event.as_record(), sort_keys=True)
-
-
-def _image(event: ChangeEvent, schema: TargetSchema) -> dict:
+def image_of(event: ChangeEvent, schema: TargetSchema) -> dict:
+    """The event's typed image over the target columns (absent columns are None)."""
     given = dict(zip(event.column_names or (), event.column_values or (), strict=True))
     return {c: schema.cast(c, given.get(c)) for c in schema.columns}
 
 
-def _key(values: dict, schema: TargetSchema) -> tuple:
+def key_of(values: dict, schema: TargetSchema) -> tuple:
     return tuple(values[k] for k in schema.keys)
 
 
-def _old_key(event: ChangeEvent, schema: TargetSchema) -> tuple:
-    old = dict(zip(event.old_key_names or (), event.old_key_values or (), strict=True))
+def old_key_of(event: ChangeEvent, schema: TargetSchema) -> tuple:
+    old = first_occurrences(event.old_key_names or (), event.old_key_values or ())
     return tuple(schema.cast(k, old[k]) for k in schema.keys)
+
+
+def touched_keys(event: ChangeEvent, schema: TargetSchema) -> list[tuple]:
+    """Keys an event acts on: the image key (insert/update) and the old key (update/delete)."""
+    kind = event.change_type.strip().lower()
+    keys = [] if kind == "delete" else [key_of(image_of(event, schema), schema)]
+    if kind != "insert" and old_key_of(event, schema) not in keys:
+        keys.append(old_key_of(event, schema))
+    return keys
 
 
 def resolve_reference(
     existing: dict[tuple, StateRow], events: list[ChangeEvent], schema: TargetSchema
 ) -> ReferenceResult:
     """Apply ``events`` (any order, any batching) to ``existing`` per the module's rules."""
-    result = ReferenceResult(state={k: StateRow(**vars(v)) for k, v in existing.items()})
+    result = ReferenceResult(state={})
     unique: dict[str, ChangeEvent] = {}
     for event in events:
         reason = validate(event, schema)
         if reason is not None:
             result.quarantined.append((event, reason))
-            continue
-        text = _canonical(event)
-        if text in unique:
+        elif fingerprint(event) in unique:
             result.duplicates += 1
         else:
-            unique[text] = event
-    ordered = sorted(
-        unique.items(), key=lambda item: (item[1].event_ts, item[1].event_seq or 0, item[0])
-    )
-    seen_positions: dict[tuple, set] = {}
-    for text, event in ordered:
-        kind = event.change_type.lower()
-        touched = (
-            _old_key(event, schema) if kind != "insert" else _key(_image(event, schema), schema)
-        )
-        position = (event.event_ts, event.event_seq or 0, touched)
-        seen_positions.setdefault(position, set()).add(text)
-        if len(seen_positions[position]) == 2:
-            result.ambiguous.append(position)
-        _apply(result.state, event, kind, schema)
+            unique[fingerprint(event)] = event
+    items: list[tuple] = [
+        (row.updated_at, BEFORE_ANY_EVENT, "", key, row) for key, row in existing.items()
+    ]
+    items += [(e.event_ts, e.event_seq or 0, fp, None, e) for fp, e in unique.items()]
+    items.sort(key=lambda item: item[:3])
+    touched_at: dict[tuple, set[str]] = {}
+    for ts, seq, fp, key, item in items:
+        if isinstance(item, StateRow):
+            _restore(result, key, item)
+            continue
+        for touched in touched_keys(item, schema):
+            fingerprints = touched_at.setdefault((touched, ts, seq), set())
+            fingerprints.add(fp)
+            if len(fingerprints) > 1:
+                result.ambiguous.add((touched, ts, seq))
+        _apply(result, item, schema)
         result.applied += 1
     return result
 
 
-def _apply(
-    state: dict[tuple, StateRow], event: ChangeEvent, kind: str, schema: TargetSchema
-) -> None:
-    ts = event.event_ts
+def _restore(result: ReferenceResult, key: tuple, row: StateRow) -> None:
+    result.state[key] = StateRow(**vars(row))
+    version = Version(row.updated_at, False, row.values, row.created_at, row.last_change_type)
+    result.history.setdefault(key, []).append(version)
+
+
+def _set(result: ReferenceResult, key: tuple, row: StateRow) -> None:
+    result.state[key] = row
+    version = Version(row.updated_at, False, row.values, row.created_at, row.last_change_type)
+    result.history.setdefault(key, []).append(version)
+
+
+def _remove(result: ReferenceResult, key: tuple, ts: datetime) -> StateRow | None:
+    result.history.setdefault(key, []).append(Version(ts, True, None, None, "delete"))
+    return result.state.pop(key, None)
+
+
+def _apply(result: ReferenceResult, event: ChangeEvent, schema: TargetSchema) -> None:
+    kind, ts = event.change_type.strip().lower(), event.event_ts
     if kind == "delete":
-        state.pop(_old_key(event, schema), None)
+        _remove(result, old_key_of(event, schema), ts)
         return
-    image = _image(event, schema)
-    new_key = _key(image, schema)
-    if kind == "update":
-        moved = state.pop(_old_key(event, schema), None)
+    image = image_of(event, schema)
+    new_key = key_of(image, schema)
+    if kind == "update" and old_key_of(event, schema) != new_key:
+        moved = _remove(result, old_key_of(event, schema), ts)
         if moved is not None:
-            state[new_key] = StateRow(image, moved.created_at, ts, "update")
+            _set(result, new_key, StateRow(image, moved.created_at, ts, kind))
             return
-    current = state.get(new_key)
+    current = result.state.get(new_key)
     created = current.created_at if current is not None else ts
-    state[new_key] = StateRow(image, created, ts, kind)
+    _set(result, new_key, StateRow(image, created, ts, kind))

@@ -1,0 +1,143 @@
+"""Validate, fingerprint and type raw change events in Spark (the rules of change_events.model).
+
+Input: a DataFrame with the feed columns of change_events.model (extra columns pass through;
+absent optional ones — event_seq, old_key_names/values — are added as nulls). Output adds:
+
+- ``change_kind``: lower-cased, trimmed change type;
+- ``event_fingerprint``: the SHA-256 of model.fingerprint (exact-duplicate identity, tie-breaker);
+- ``image``: struct of the target columns cast to their types (null for deletes);
+- ``old_key``: struct of the key columns cast from the old key (null for inserts);
+- ``quarantine_reason``: null when the event can be applied, else the first failed rule.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, LongType, StringType, TimestampType
+
+from spark_cdc.change_events.model import (
+    CHANGE_TYPES,
+    FIELD_SEP,
+    ITEM_SEP,
+    NULL_FIELD,
+    NULL_ITEM,
+    TargetSchema,
+)
+
+FEED_COLUMNS = {
+    "change_type": StringType(),
+    "event_ts": TimestampType(),
+    "event_seq": LongType(),
+    "column_names": ArrayType(StringType()),
+    "column_values": ArrayType(StringType()),
+    "old_key_names": ArrayType(StringType()),
+    "old_key_values": ArrayType(StringType()),
+}
+REASON = "quarantine_reason"
+
+
+def with_feed_columns(raw: DataFrame) -> DataFrame:
+    """The feed with every feed column present and typed (absent optional ones as nulls)."""
+    for name, kind in FEED_COLUMNS.items():
+        column = F.col(name) if name in raw.columns else F.lit(None)
+        raw = raw.withColumn(name, column.cast(kind))
+    return raw
+
+
+def _text(names: str, values: str, column: str) -> Column:
+    """The text of ``column`` in an image (first occurrence), null when absent."""
+    position = F.array_position(F.col(names), column)
+    return F.when(position > 0, F.try_element_at(F.col(values), position.cast("int")))
+
+
+def _joined(name: str) -> Column:
+    return F.coalesce(F.array_join(F.col(name), ITEM_SEP, NULL_ITEM), F.lit(NULL_FIELD))
+
+
+def fingerprint_column() -> Column:
+    """model.fingerprint in Spark."""
+    text = F.concat_ws(
+        FIELD_SEP,
+        F.coalesce(F.col("change_type"), F.lit(NULL_FIELD)),
+        F.coalesce(F.unix_micros(F.col("event_ts")).cast("string"), F.lit(NULL_FIELD)),
+        F.coalesce(F.col("event_seq").cast("string"), F.lit(NULL_FIELD)),
+        *(_joined(name) for name in list(FEED_COLUMNS)[3:]),
+    )
+    return F.sha2(text, 256)
+
+
+def _reason(schema: TargetSchema) -> Column:
+    kind = F.lower(F.trim(F.col("change_type")))
+    names, values = F.col("column_names"), F.col("column_values")
+    old_names, old_values = F.col("old_key_names"), F.col("old_key_values")
+    needs_image = kind.isin("insert", "update")
+    needs_old = kind.isin("update", "delete")
+    rules: list[tuple[Column, Column]] = [
+        (
+            kind.isNull() | ~kind.isin(*CHANGE_TYPES),
+            F.concat(
+                F.lit("unknown_change_type:"), F.coalesce(F.col("change_type"), F.lit("None"))
+            ),
+        ),
+        (F.col("event_ts").isNull(), F.lit("missing_event_ts")),
+        (
+            needs_image & (names.isNull() | (F.size(names) == 0) | values.isNull()),
+            F.lit("missing_image"),
+        ),
+        (needs_image & (F.size(names) != F.size(values)), F.lit("image_length_mismatch")),
+        (
+            needs_image & (F.size(F.array_distinct(names)) != F.size(names)),
+            F.lit("duplicate_column_name"),
+        ),
+    ]
+    for key in schema.keys:
+        image_key = _text("column_names", "column_values", key)
+        rules.append((needs_image & image_key.isNull(), F.lit(f"null_key:{key}")))
+    for column, kind_name in schema.columns.items():
+        text = _text("column_names", "column_values", column)
+        failed = text.isNotNull() & text.try_cast(kind_name).isNull()
+        rules.append((needs_image & failed, F.lit(f"cast_failed:{column}")))
+    rules += [
+        (
+            needs_old & (old_names.isNull() | (F.size(old_names) == 0) | old_values.isNull()),
+            F.lit("missing_old_key"),
+        ),
+        (needs_old & (F.size(old_names) != F.size(old_values)), F.lit("old_key_length_mismatch")),
+    ]
+    for key in schema.keys:
+        old = _text("old_key_names", "old_key_values", key)
+        rules.append((needs_old & old.isNull(), F.lit(f"null_old_key:{key}")))
+    for key in schema.keys:
+        old = _text("old_key_names", "old_key_values", key)
+        failed = old.try_cast(schema.columns[key]).isNull()
+        rules.append((needs_old & failed, F.lit(f"cast_failed:old_{key}")))
+    reason = F.when(*rules[0])
+    for condition, value in rules[1:]:
+        reason = reason.when(condition, value)
+    return reason
+
+
+def normalize_events(raw: DataFrame, schema: TargetSchema) -> DataFrame:
+    """The feed with change_kind, event_fingerprint, image, old_key and quarantine_reason."""
+    feed = with_feed_columns(raw)
+    kind = F.lower(F.trim(F.col("change_type")))
+    image = F.struct(
+        *(
+            _text("column_names", "column_values", c).try_cast(t).alias(c)
+            for c, t in schema.columns.items()
+        )
+    )
+    old_key = F.struct(
+        *(
+            _text("old_key_names", "old_key_values", k).try_cast(schema.columns[k]).alias(k)
+            for k in schema.keys
+        )
+    )
+    return (
+        feed.withColumn("change_kind", kind)
+        .withColumn("event_fingerprint", fingerprint_column())
+        .withColumn(REASON, _reason(schema))
+        .withColumn("image", F.when(kind.isin("insert", "update"), image))
+        .withColumn("old_key", F.when(kind.isin("update", "delete"), old_key))
+    )

@@ -1,0 +1,299 @@
+"""Resolve change events into per-key versions with window functions (no fixpoint over events).
+
+Every valid, de-duplicated event becomes actions on keys:
+
+- insert / update -> an upsert (U) of the image at the image's key;
+- delete -> a delete (D) at the old key;
+- an update whose old key differs from the image's key -> also a D at the old key ("move out"),
+  and its U at the new key is a "move in".
+
+Applied one by one in position order (event_ts, event_seq, fingerprint), the value of a key only
+depends on the last action on that key, so one window over the actions partitioned by key gives
+every version (valid_from = its position, valid_to = the next action's, is_current = last).
+
+created_at is the only value that crosses keys. Within a key, consecutive upserts form a *run*
+that shares created_at; a run starts at an upsert after nothing or a delete (created_at = its
+event_ts), at a restored row (its stored created_at) or at a move in. A move in inherits
+created_at from the source key's run when the source row was live (the move-out D's previous
+action is a U), otherwise from the key's own previous run when that was live, otherwise it is
+its own event_ts. These "inherits from" links exist for key-changing events only; pointer
+jumping resolves chains of L links in ceil(log2 L) broadcast self-joins of that link table.
+
+Restored rows (``base``: initial rows, or versions live at an incremental run's horizon) are
+actions positioned at their valid_from, before any event of that instant, with their stored
+values, created_at and identity.
+"""
+
+from __future__ import annotations
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from spark_cdc.change_events.model import TargetSchema
+
+BEFORE_ANY_EVENT = -(2**63)
+VERSION_COLUMNS = (
+    "created_at",
+    "valid_from",
+    "valid_to",
+    "change_type",
+    "is_deleted",
+    "is_current",
+    "event_seq",
+    "event_fingerprint",
+    "version_id",
+    "is_ambiguous",
+    "process_id",
+)
+
+
+def _key(source: Column, schema: TargetSchema) -> Column:
+    return F.struct(*(source[k].alias(k) for k in schema.keys))
+
+
+def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) -> DataFrame:
+    """One row per action: _key, position, kind, values and the identity of its version."""
+    image_key = _key(F.col("image"), schema)
+    moves = (F.col("change_kind") == "update") & (F.col("old_key") != image_key)
+    common = {
+        "_ts": F.col("event_ts"),
+        "_seq": F.coalesce(F.col("event_seq"), F.lit(0)).cast("long"),
+        "_fp": F.col("event_fingerprint"),
+        "event_seq": F.col("event_seq").cast("long"),
+        "event_fingerprint": F.col("event_fingerprint"),
+        "_restore": F.lit(False),
+        "_restore_created": F.lit(None).cast("timestamp"),
+        "is_ambiguous_stored": F.lit(None).cast("boolean"),
+        "process_id": F.col("process_id").cast("string"),
+    }
+    upserts = events.where(F.col("change_kind").isin("insert", "update")).select(
+        image_key.alias("_key"),
+        F.lit("U").alias("_kind"),
+        F.col("change_kind").alias("change_type"),
+        F.col("image").alias("_values"),
+        F.when(moves, F.col("old_key")).alias("_src"),
+        F.lit(False).alias("_is_out"),
+        F.col("event_fingerprint").alias("version_id"),
+        *(column.alias(name) for name, column in common.items()),
+    )
+    deletes = events.where((F.col("change_kind") == "delete") | moves).select(
+        F.col("old_key").alias("_key"),
+        F.lit("D").alias("_kind"),
+        F.lit("delete").alias("change_type"),
+        F.lit(None).alias("_values"),
+        F.lit(None).alias("_src"),
+        (F.col("change_kind") == "update").alias("_is_out"),
+        F.when(moves, F.concat(F.col("event_fingerprint"), F.lit(":out")))
+        .otherwise(F.col("event_fingerprint"))
+        .alias("version_id"),
+        *(column.alias(name) for name, column in common.items()),
+    )
+    actions = upserts.unionByName(
+        deletes.withColumn(
+            "_values", F.col("_values").cast(upserts.schema["_values"].dataType)
+        ).withColumn("_src", F.col("_src").cast(upserts.schema["_src"].dataType))
+    )
+    if base is None:
+        return actions
+    restored = base.select(
+        _key(F.struct(*(F.col(k) for k in schema.keys)), schema).alias("_key"),
+        F.when(F.col("is_deleted"), F.lit("D")).otherwise(F.lit("U")).alias("_kind"),
+        F.col("change_type"),
+        F.when(~F.col("is_deleted"), F.struct(*(F.col(c) for c in schema.columns))).alias(
+            "_values"
+        ),
+        F.lit(None).cast(actions.schema["_src"].dataType).alias("_src"),
+        F.lit(False).alias("_is_out"),
+        F.col("version_id"),
+        F.col("valid_from").alias("_ts"),
+        F.lit(BEFORE_ANY_EVENT).cast("long").alias("_seq"),
+        F.lit("").alias("_fp"),
+        F.col("event_seq").cast("long"),
+        F.col("event_fingerprint"),
+        F.lit(True).alias("_restore"),
+        F.col("created_at").alias("_restore_created"),
+        F.col("is_ambiguous").alias("is_ambiguous_stored"),
+        F.col("process_id").cast("string"),
+    )
+    return actions.unionByName(restored)
+
+
+def _windowed(actions: DataFrame) -> DataFrame:
+    """Per-key window: runs, versions' valid_to, ambiguity, move-in and move-out facts."""
+    by_key = Window.partitionBy("_key").orderBy("_ts", "_seq", "_fp")
+    running = by_key.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    prev_kind = F.lag("_kind").over(by_key)
+    upsert = F.col("_kind") == "U"
+    reset = upsert & (
+        F.col("_restore") | prev_kind.isNull() | (prev_kind == "D") | F.col("_src").isNotNull()
+    )
+    start_created = F.when(F.col("_restore"), F.col("_restore_created")).when(
+        F.col("_src").isNull(), F.col("_ts")
+    )
+    same_position = lambda offset: (  # noqa: E731
+        (F.lag("_ts", offset).over(by_key) == F.col("_ts"))
+        & (F.lag("_seq", offset).over(by_key) == F.col("_seq"))
+        & (F.lag("_fp", offset).over(by_key) != F.col("_fp"))
+    )
+    return (
+        actions.withColumn("_prev_kind", prev_kind)
+        .withColumn("_next_ts", F.lead("_ts").over(by_key))
+        .withColumn("_reset", reset)
+        .withColumn("_run", F.sum(F.col("_reset").cast("long")).over(running))
+        .withColumn(
+            "_run_created",
+            F.last(F.when(F.col("_reset"), F.struct(start_created.alias("c"))), True)
+            .over(running)
+            .getField("c"),
+        )
+        .withColumn(
+            "_ambiguous",
+            F.coalesce(same_position(1), F.lit(False))
+            | F.coalesce(same_position(-1), F.lit(False)),
+        )
+    )
+
+
+def _links(acts: DataFrame) -> DataFrame:
+    """Move-in runs: node (key, run) and what they inherit from (parent run, or own event_ts)."""
+    ins = acts.where(F.col("_reset") & F.col("_src").isNotNull()).select(
+        "_fp",
+        F.col("_key").alias("node_key"),
+        F.col("_run").alias("node_run"),
+        F.col("_ts"),
+        F.when(F.col("_prev_kind") == "U", F.col("_run") - 1).alias("own_previous_run"),
+    )
+    outs = acts.where(F.col("_is_out")).select(
+        "_fp",
+        F.col("_key").alias("source_key"),
+        F.col("_run").alias("source_run"),
+        (F.col("_prev_kind") == "U").alias("source_live"),
+    )
+    joined = ins.join(outs, "_fp", "left")
+    source_live = F.coalesce(F.col("source_live"), F.lit(False))
+    parent_key = F.when(source_live, F.col("source_key")).when(
+        F.col("own_previous_run").isNotNull(), F.col("node_key")
+    )
+    parent_run = F.when(source_live, F.col("source_run")).otherwise(F.col("own_previous_run"))
+    return joined.select(
+        "node_key",
+        "node_run",
+        parent_key.alias("parent_key"),
+        F.when(parent_key.isNotNull(), parent_run).alias("parent_run"),
+        F.when(parent_key.isNull(), F.col("_ts")).alias("created"),
+    )
+
+
+def _resolve_links(acts: DataFrame, links: DataFrame) -> DataFrame:
+    """created for every move-in run: parents that are plain runs first, then pointer jumping."""
+    parents = (
+        links.where(F.col("parent_key").isNotNull())
+        .select(F.col("parent_key").alias("_key"), F.col("parent_run").alias("_run"))
+        .distinct()
+    )
+    plain = (
+        acts.where(F.col("_reset") & F.col("_src").isNull())
+        .select("_key", "_run", F.col("_run_created").alias("plain_created"))
+        .join(F.broadcast(parents), ["_key", "_run"])
+    )
+    links = (
+        links.join(
+            F.broadcast(plain),
+            (F.col("parent_key") == F.col("_key")) & (F.col("parent_run") == F.col("_run")),
+            "left",
+        )
+        .select(
+            "node_key",
+            "node_run",
+            F.when(F.col("plain_created").isNull(), F.col("parent_key")).alias("parent_key"),
+            F.when(F.col("plain_created").isNull(), F.col("parent_run")).alias("parent_run"),
+            F.coalesce("created", "plain_created").alias("created"),
+        )
+        .localCheckpoint()
+    )
+    while not links.where(F.col("created").isNull()).isEmpty():
+        hop = links.select(
+            F.col("node_key").alias("hop_key"),
+            F.col("node_run").alias("hop_run"),
+            F.col("parent_key").alias("hop_parent_key"),
+            F.col("parent_run").alias("hop_parent_run"),
+            F.col("created").alias("hop_created"),
+        )
+        jumped = links.join(
+            F.broadcast(hop),
+            (F.col("parent_key") == F.col("hop_key")) & (F.col("parent_run") == F.col("hop_run")),
+            "left",
+        )
+        links = jumped.select(
+            "node_key",
+            "node_run",
+            F.when(F.col("created").isNull(), F.col("hop_parent_key")).alias("parent_key"),
+            F.when(F.col("created").isNull(), F.col("hop_parent_run")).alias("parent_run"),
+            F.coalesce("created", "hop_created").alias("created"),
+        ).localCheckpoint()
+    return links.select("node_key", "node_run", F.col("created").alias("link_created"))
+
+
+def resolve_versions(
+    events: DataFrame,
+    schema: TargetSchema,
+    high_dttm: str,
+    base: DataFrame | None = None,
+) -> DataFrame:
+    """Every version of every key touched by ``events`` (and ``base``), see the module doc.
+
+    ``events``: valid, de-duplicated normalized events (normalize.normalize_events) with a
+    ``process_id`` column. ``base``: rows in the versions' shape to restore first, or None.
+    Output: the target columns then VERSION_COLUMNS.
+    """
+    acts = _windowed(_actions(events, base, schema))
+    acts = _cached(acts)
+    links = _resolve_links(acts, _links(acts))
+    resolved = acts.join(
+        F.broadcast(links),
+        (F.col("_key") == F.col("node_key")) & (F.col("_run") == F.col("node_run")),
+        "left",
+    )
+    upsert = F.col("_kind") == "U"
+    columns = [
+        (F.col("_key")[c] if c in schema.keys else F.col("_values")[c]).alias(c)
+        for c in schema.columns
+    ]
+    return resolved.select(
+        *columns,
+        F.when(upsert, F.coalesce("_run_created", "link_created")).alias("created_at"),
+        F.col("_ts").alias("valid_from"),
+        F.coalesce(F.col("_next_ts"), F.to_timestamp(F.lit(high_dttm))).alias("valid_to"),
+        "change_type",
+        (~upsert).alias("is_deleted"),
+        F.col("_next_ts").isNull().alias("is_current"),
+        "event_seq",
+        "event_fingerprint",
+        "version_id",
+        F.coalesce("is_ambiguous_stored", "_ambiguous").alias("is_ambiguous"),
+        "process_id",
+    )
+
+
+_CACHED: list[DataFrame] = []
+
+
+def _cached(frame: DataFrame) -> DataFrame:
+    """Persist ``frame`` (read by the link steps and by the output), releasing the one persisted
+    by the previous call: the output of a call stays valid, only its cache is bounded."""
+    while _CACHED:
+        _CACHED.pop().unpersist()
+    _CACHED.append(frame.persist(StorageLevel.MEMORY_AND_DISK))
+    return frame
+
+
+def current_rows(versions: DataFrame, schema: TargetSchema) -> DataFrame:
+    """The current state: each key's last version when it is not a delete."""
+    return versions.where(F.col("is_current") & ~F.col("is_deleted")).select(
+        *schema.columns,
+        "created_at",
+        F.col("valid_from").alias("updated_at"),
+        F.col("change_type").alias("last_change_type"),
+        "process_id",
+    )
