@@ -1,0 +1,111 @@
+"""Change-event test helpers: incremental runs in memory, comparisons to the reference."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from pyspark.sql import DataFrame, SparkSession
+
+from spark_cdc.change_events.feed import feed_frame
+from spark_cdc.change_events.model import ChangeEvent, TargetSchema
+from spark_cdc.change_events.pipeline import (
+    SourceConfig,
+    history_increment,
+    ledger_increment,
+    merge_versions,
+)
+from spark_cdc.change_events.reference import ReferenceResult, StateRow
+from spark_cdc.change_events.resolve import current_rows
+
+HIGH = "9999-12-31 23:59:59"
+
+
+def initial_frame(spark: SparkSession, rows: dict[tuple, StateRow], schema: TargetSchema):
+    """Existing rows as the pipeline's ``initial`` input (None when there are none)."""
+    if not rows:
+        return None
+    columns = ", ".join(f"{c} {t}" for c, t in schema.columns.items())
+    data = [
+        (*(row.values[c] for c in schema.columns), row.created_at, row.updated_at)
+        for row in rows.values()
+    ]
+    return spark.createDataFrame(data, f"{columns}, created_at timestamp, updated_at timestamp")
+
+
+def run_incrementally(
+    spark: SparkSession,
+    runs: Sequence[Sequence[tuple[int, Sequence[ChangeEvent]]]],
+    config: SourceConfig,
+    initial: DataFrame | None = None,
+) -> tuple[DataFrame, DataFrame]:
+    """(ledger, history) after one pipeline run per item of ``runs`` (each: batch id, events)."""
+    ledger = history = None
+    for number, batches in enumerate(runs):
+        process = f"run-{number}"
+        new = ledger_increment(feed_frame(spark, batches), ledger, config, process)
+        ledger = (new if ledger is None else ledger.unionByName(new)).localCheckpoint()
+        changes = history_increment(ledger, history, initial, config, HIGH, process)
+        history = (
+            changes if history is None else merge_versions(history, changes, config.schema)
+        ).localCheckpoint()
+    return ledger, history
+
+
+def state_of(history: DataFrame, schema: TargetSchema) -> dict[tuple, tuple]:
+    """Current rows by key: (values..., created_at, updated_at, last_change_type)."""
+    return {
+        tuple(row[k] for k in schema.keys): (
+            *(row[c] for c in schema.columns),
+            row["created_at"],
+            row["updated_at"],
+            row["last_change_type"],
+        )
+        for row in current_rows(history, schema).collect()
+    }
+
+
+def expected_state(result: ReferenceResult, schema: TargetSchema) -> dict[tuple, tuple]:
+    return {
+        key: (
+            *(row.values[c] for c in schema.columns),
+            row.created_at,
+            row.updated_at,
+            row.last_change_type,
+        )
+        for key, row in result.state.items()
+    }
+
+
+def versions_of(history: DataFrame, schema: TargetSchema) -> Counter:
+    """History as a multiset of (key, valid_from, is_deleted, values, created_at, change_type)."""
+    return Counter(
+        (
+            tuple(row[k] for k in schema.keys),
+            row["valid_from"],
+            row["is_deleted"],
+            None if row["is_deleted"] else tuple(row[c] for c in schema.columns),
+            row["created_at"],
+            row["change_type"],
+        )
+        for row in history.collect()
+    )
+
+
+def expected_versions(result: ReferenceResult, schema: TargetSchema) -> Counter:
+    return Counter(
+        (
+            key,
+            v.valid_from,
+            v.is_deleted,
+            None if v.values is None else tuple(v.values[c] for c in schema.columns),
+            v.created_at,
+            v.change_type,
+        )
+        for key, versions in result.history.items()
+        for v in versions
+    )
+
+
+def status_counts(ledger: DataFrame) -> dict[str, int]:
+    return {row["status"]: row["count"] for row in ledger.groupBy("status").count().collect()}

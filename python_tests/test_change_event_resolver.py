@@ -1,0 +1,220 @@
+"""The Spark resolver (normalize, resolve, ledger and history increments) against the semantics."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+
+from change_event_support import (
+    HIGH,
+    expected_state,
+    expected_versions,
+    initial_frame,
+    run_incrementally,
+    state_of,
+    status_counts,
+    versions_of,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import functions as F
+
+from spark_cdc.change_events.feed import feed_frame
+from spark_cdc.change_events.model import ChangeEvent, TargetSchema, fingerprint, validate
+from spark_cdc.change_events.normalize import normalize_events
+from spark_cdc.change_events.pipeline import SourceConfig, history_increment, ledger_increment
+from spark_cdc.change_events.reference import StateRow, resolve_reference
+
+PEOPLE = SourceConfig("people", TargetSchema({"id": "string", "name": "string"}, ("id",)))
+VALUES = SourceConfig("values", TargetSchema({"id": "string", "value": "string"}, ("id",)))
+ROWS = TargetSchema({"id": "int", "name": "string", "amount": "int"}, ("id",))
+T0 = datetime(2026, 1, 1)
+
+
+def at(second: int) -> datetime:
+    return T0 + timedelta(seconds=second)
+
+
+def test_alice_and_bob_become_angela_and_carol(spark):
+    existing = {
+        ("id1",): StateRow({"id": "id1", "name": "Alice"}, at(0), at(0), "insert"),
+        ("id2",): StateRow({"id": "id2", "name": "Bob"}, at(0), at(0), "insert"),
+    }
+    events = [
+        ChangeEvent("update", at(1), None, ("id", "name"), ("id1", "Angela"), ("id",), ("id1",)),
+        ChangeEvent("delete", at(2), None, None, None, ("id",), ("id2",)),
+        ChangeEvent("insert", at(3), None, ("id", "name"), ("id2", "Carol")),
+    ]
+    initial = initial_frame(spark, existing, PEOPLE.schema)
+    _, history = run_incrementally(spark, [[(1, events)]], PEOPLE, initial)
+    assert state_of(history, PEOPLE.schema) == {
+        ("id1",): ("id1", "Angela", at(0), at(1), "update"),
+        ("id2",): ("id2", "Carol", at(3), at(3), "insert"),
+    }
+
+
+def _walkthrough_batches(prefix: str) -> list[list[ChangeEvent]]:
+    def event(second, kind, key, value):
+        image = None if value is None else (("id", "value"), (prefix + key, value))
+        old = None if kind == "INSERT" else (("id",), (prefix + key,))
+        return ChangeEvent(kind, at(second), None, *(image or (None, None)), *(old or (None, None)))
+
+    return [
+        [event(0, "INSERT", "A", "inserted")],
+        [event(1, "UPDATE", "A", "updated"), event(2, "INSERT", "B", "inserted")],
+        [event(3, "UPDATE", "A", "updated 2nd time"), event(4, "DELETE", "B", None)],
+    ]
+
+
+def test_walkthrough_five_events_under_every_batching_and_order(spark):
+    """Each scenario of the walkthrough runs in its own key space, all through the same runs."""
+    scenarios = {
+        "in order": lambda b: [b[0], b[1], b[2]],
+        "2 and 3 together": lambda b: [b[0], b[1] + b[2]],
+        "all together": lambda b: [b[0] + b[1] + b[2]],
+        "reverse order": lambda b: [b[2], b[1], b[0]],
+        "batch 2 re-ingested": lambda b: [b[0], b[1], b[2], b[1]],
+        "duplicated insert": lambda b: [b[0] + b[0], b[1], b[2]],
+    }
+    runs: list[list] = [[] for _ in range(4)]
+    for index, (name, order) in enumerate(scenarios.items()):
+        for run, batch in enumerate(order(_walkthrough_batches(f"{name}/"))):
+            runs[run].append((run * 100 + index, batch))
+    ledger, history = run_incrementally(spark, runs, VALUES)
+    state = state_of(history, VALUES.schema)
+    for name in scenarios:
+        assert {k: v for k, v in state.items() if k[0].startswith(name + "/")} == {
+            (f"{name}/A",): (f"{name}/A", "updated 2nd time", at(0), at(3), "update")
+        }, name
+    counts = status_counts(ledger)
+    assert counts == {"applied": 5 * len(scenarios), "duplicate": 3}
+
+
+def test_spark_validation_and_fingerprint_match_the_model(spark):
+    schema = ROWS
+    events = [
+        ChangeEvent("Insert", at(1), 7, ("id", "name", "amount"), ("1", "a", "5")),
+        ChangeEvent("merge", at(1), None, ("id",), ("1",)),
+        ChangeEvent(None, at(1), None, ("id",), ("1",)),
+        ChangeEvent("insert", None, None, ("id",), ("1",)),
+        ChangeEvent("insert", at(1), None, None, None),
+        ChangeEvent("insert", at(1), None, ("id", "name"), ("1",)),
+        ChangeEvent("insert", at(1), None, ("id", "id"), ("1", "2")),
+        ChangeEvent("insert", at(1), None, ("name",), ("a",)),
+        ChangeEvent("insert", at(1), None, ("id", "amount"), ("1", "lots")),
+        ChangeEvent("insert", at(1), None, ("id", "amount"), ("x", "1")),
+        ChangeEvent("update", at(1), None, ("id",), ("1",)),
+        ChangeEvent("delete", at(1), None, None, None, ("id", "id"), ("1",)),
+        ChangeEvent("delete", at(1), None, None, None, ("other",), ("1",)),
+        ChangeEvent("delete", at(1), None, None, None, ("id",), ("one",)),
+        ChangeEvent("update", at(1), 3, ("id", "name", "extra"), ("2", None, "x"), ("id",), ("1",)),
+    ]
+    rows = normalize_events(feed_frame(spark, [(0, events)]), schema).collect()
+    by_fingerprint = {row["event_fingerprint"]: row["quarantine_reason"] for row in rows}
+    assert by_fingerprint == {fingerprint(e): validate(e, schema) for e in events}
+    assert None in by_fingerprint.values() and len(set(by_fingerprint.values())) == 14
+
+
+def _event(draw, keys: list[int], second: int) -> ChangeEvent:
+    kind = draw(st.sampled_from(["insert", "update", "move", "delete", "bad"]))
+    seq = draw(st.one_of(st.none(), st.integers(0, 2)))
+    key = draw(st.sampled_from(keys))
+    image = (("id", "name", "amount"), (str(key), draw(st.sampled_from("xyz")), str(second)))
+    if kind == "insert":
+        return ChangeEvent(draw(st.sampled_from(["insert", "INSERT"])), at(second), seq, *image)
+    if kind == "delete":
+        return ChangeEvent("delete", at(second), seq, None, None, ("id",), (str(key),))
+    if kind == "bad":
+        return ChangeEvent("insert", at(second), seq, ("id", "amount"), (str(key), "n/a"))
+    old = draw(st.sampled_from(keys)) if kind == "move" else key
+    return ChangeEvent("update", at(second), seq, *image, ("id",), (str(old),))
+
+
+@st.composite
+def streams(draw, stream: int) -> tuple[dict, list[list[ChangeEvent]]]:
+    """Existing rows and batches (delivery order) of one stream in its own key space."""
+    keys = [stream * 100 + k for k in range(draw(st.integers(2, 5)))]
+    existing = {
+        (key,): StateRow({"id": key, "name": "old", "amount": 0}, at(0), at(0), "insert")
+        for key in draw(st.sets(st.sampled_from(keys)))
+    }
+    events: list[ChangeEvent] = []
+    for _ in range(draw(st.integers(1, 12))):
+        if events and draw(st.integers(0, 9)) == 0:
+            events.append(draw(st.sampled_from(events)))  # exact duplicate
+        else:
+            events.append(_event(draw, keys, draw(st.integers(1, 8))))  # ties, any order
+    cuts = sorted(draw(st.sets(st.integers(1, max(1, len(events) - 1)), max_size=3)))
+    batches = [events[a:b] for a, b in zip([0, *cuts], [*cuts, len(events)], strict=True)]
+    batches = [b for b in batches if b]
+    random.Random(draw(st.integers(0, 999))).shuffle(batches)  # late and out-of-order batches
+    return existing, batches
+
+
+@settings(
+    max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_incremental_and_full_runs_equal_the_sequential_reference(spark, data):
+    """Several independent streams per example (one key space each) go through the same runs."""
+    config = SourceConfig("rows", ROWS)
+    generated = [data.draw(streams(stream)) for stream in range(1, 9)]
+    existing = {key: row for rows, _ in generated for key, row in rows.items()}
+    runs: list[list] = [[] for _ in range(max(len(batches) for _, batches in generated))]
+    for stream, (_, batches) in enumerate(generated):
+        for run, batch in enumerate(batches):
+            runs[run].append((run * 100 + stream, batch))
+    every_event = [e for _, batches in generated for batch in batches for e in batch]
+    expected = resolve_reference(existing, every_event, ROWS)
+    initial = initial_frame(spark, existing, ROWS)
+
+    ledger, history = run_incrementally(spark, runs, config, initial)
+    assert state_of(history, ROWS) == expected_state(expected, ROWS)
+    assert versions_of(history, ROWS) == expected_versions(expected, ROWS)
+    counts = status_counts(ledger)
+    assert counts.get("applied", 0) == expected.applied
+    assert counts.get("duplicate", 0) == expected.duplicates
+    assert counts.get("quarantined", 0) == len(expected.quarantined)
+    ambiguous = history.where("is_ambiguous").select("id", "valid_from", "event_seq").collect()
+    assert {((r[0],), r[1], r[2] or 0) for r in ambiguous} == expected.ambiguous
+
+    all_at_once = [[batch for run in runs for batch in run]]
+    _, rebuilt = run_incrementally(spark, all_at_once, config, initial)
+    columns = [c for c in history.columns if c not in ("process_id", "row_hash")]
+    assert rebuilt.select(columns).exceptAll(history.select(columns)).isEmpty()
+    assert history.select(columns).exceptAll(rebuilt.select(columns)).isEmpty()
+
+
+def test_events_later_than_the_allowed_lateness_are_quarantined_the_same_way_in_a_rebuild(spark):
+    config = SourceConfig("rows", ROWS, allowed_lateness=timedelta(seconds=10))
+
+    def insert(second: int, key: int) -> ChangeEvent:
+        return ChangeEvent("insert", at(second), None, ("id", "name"), (str(key), f"v{second}"))
+
+    batches = [
+        (1, [insert(100, 1), insert(101, 2)]),
+        (2, [insert(95, 1), insert(200, 3)]),  # 95 >= 101 - 10: still in time
+        (3, [insert(150, 2), insert(90, 1)]),  # watermark 200 - 10: both too late
+        (4, [insert(195, 2)]),  # in time, earlier than batch 3's events
+    ]
+    ledger, history = run_incrementally(spark, [[b] for b in batches], config)
+    late = ledger.where("quarantine_reason = 'too_late'").select("event_ts").collect()
+    assert sorted(r[0] for r in late) == [at(90), at(150)]
+    assert status_counts(ledger) == {"applied": 5, "quarantined": 2}
+    state = state_of(history, ROWS)
+    assert state[(1,)][3:5] == (at(95), at(100)) and state[(2,)][1] == "v195"
+
+    rebuilt_ledger, rebuilt = run_incrementally(spark, [batches], config)
+    columns = [c for c in history.columns if c not in ("process_id", "row_hash")]
+    assert rebuilt.select(columns).exceptAll(history.select(columns)).isEmpty()
+    assert rebuilt_ledger.where("status = 'quarantined'").count() == 2
+
+
+def test_a_run_without_new_batches_changes_nothing(spark):
+    config = SourceConfig("rows", ROWS)
+    batch = (1, [ChangeEvent("insert", at(1), None, ("id",), ("1",))])
+    ledger, history = run_incrementally(spark, [[batch]], config)
+    again = ledger_increment(feed_frame(spark, [batch]), ledger, config, "again")
+    assert again.isEmpty()
+    assert history_increment(ledger, history, None, config, HIGH, "again").isEmpty()
+    assert history.where(F.col("is_current")).count() == 1
