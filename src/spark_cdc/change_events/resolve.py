@@ -297,3 +297,17 @@ def current_rows(versions: DataFrame, schema: TargetSchema) -> DataFrame:
         F.col("change_type").alias("last_change_type"),
         "process_id",
     )
+
+
+def current_changes(versions: DataFrame, schema: TargetSchema, process_id: str) -> DataFrame:
+    """Current versions written by ``process_id``, flagged ``_is_deleted`` for a MERGE that
+    deletes (macros/incremental/merge.sql, merge_delete_column)."""
+    changed = versions.where(F.col("is_current") & (F.col("process_id") == process_id))
+    return changed.select(
+        *schema.columns,
+        "created_at",
+        F.col("valid_from").alias("updated_at"),
+        F.col("change_type").alias("last_change_type"),
+        "process_id",
+        F.col("is_deleted").alias("_is_deleted"),
+    )

@@ -1,0 +1,15 @@
+"""Current state of the customer balances source, merged from the versions its run changed."""
+
+from spark_cdc.change_events.pipeline import SourceConfig
+from spark_cdc.change_events.resolve import current_changes, current_rows
+from spark_cdc.dbt_context import process_id
+
+
+def model(dbt, session):
+    dbt.config(materialized="incremental", incremental_strategy="merge")
+    meta = dbt.config.get("meta")
+    config = SourceConfig.from_mapping("customers", meta["change_events"])
+    history = dbt.ref("change_events__customers_history")
+    if not dbt.is_incremental:
+        return current_rows(history, config.schema)
+    return current_changes(history, config.schema, process_id(session))

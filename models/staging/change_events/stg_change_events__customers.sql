@@ -1,0 +1,12 @@
+-- The landed change-event feed of the customer balances source, as delivered.
+select
+    change_type,
+    event_ts,
+    event_seq,
+    column_names,
+    column_values,
+    old_key_names,
+    old_key_values,
+    _batch_id,
+    _ingested_at
+from {{ source('cdc_landing', 'customer_change_events') }}

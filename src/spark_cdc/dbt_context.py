@@ -1,0 +1,22 @@
+"""What a dbt Python model of this project reads from its run's context."""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+PROCESS_ID_CONF = "spark_cdc.process_id"
+
+
+class MissingProcessIdError(RuntimeError):
+    """A model that stamps rows with the run's id ran without its pre-hook."""
+
+
+def process_id(session: SparkSession) -> str:
+    """The dbt invocation_id, set by the model's pre-hook ``set spark_cdc.process_id = ...``."""
+    value = session.conf.get(PROCESS_ID_CONF, None)
+    if not value:
+        raise MissingProcessIdError(
+            f"{PROCESS_ID_CONF} is not set: the model needs the pre-hook "
+            '"set spark_cdc.process_id = {{ invocation_id }}" (dbt_project.yml)'
+        )
+    return value.strip()

@@ -1,0 +1,6 @@
+{#- Every run's events reconcile: events in = applied + duplicates + quarantined. -#}
+{% test change_events_counts_reconcile(model) %}
+    select *
+    from {{ model }}
+    where events_in != applied + duplicates + quarantined
+{% endtest %}
