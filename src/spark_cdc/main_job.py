@@ -11,9 +11,13 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
+from spark_cdc.change_events.landing import land_batch_files, land_initial_rows
 from spark_cdc.dbt_invoke import last_invocation_id, node_statuses, project_root, run_dbt
+from spark_cdc.generators.change_events import SCHEMA as CHANGE_EVENT_SCHEMA
+from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.generators.extracts import article_example, generate_extracts
 from spark_cdc.runtime import default_home, get_or_create_session
 
@@ -27,6 +31,16 @@ HASH_CDC_TABLES = (
     "spark_cdc.hash_cdc__synthetic_run_summary",
     "spark_cdc_restricted.hash_cdc__synthetic_sensitive",
 )
+CHANGE_EVENT_TABLES = (
+    "landing.customer_change_events",
+    "landing.customer_initial_rows",
+    "spark_cdc.int_change_events__customers_ledger",
+    "spark_cdc.change_events__customers_history",
+    "spark_cdc.change_events__customers_current",
+    "spark_cdc.change_events__customers_quarantine",
+    "spark_cdc.change_events__customers_run_summary",
+)
+CHANGE_EVENT_MODELS = ["stg_change_events__customers+", "stg_change_events__customers_initial+"]
 EXAMPLE_SNAPSHOTS = (
     "customers_ts_ignore",
     "customers_ts_invalidate",
@@ -98,6 +112,71 @@ def _hash_cdc_day(spark, date: str) -> str:
     )
 
 
+def _change_event_stream() -> str:
+    """A customer-balance change-event stream: 2,000 rows, 20,000 events in 9 batches."""
+    folder = default_home() / "landing" / "change_events" / "customers"
+    spec = StreamSpec(initial_rows=2_000, events=20_000, batches=9, seed=2026)
+    manifest = write_stream(spec, folder, show_progress=False)
+    return ", ".join(f"{k}={v}" for k, v in manifest.items())
+
+
+def _change_event_delivery(spark, batches: slice) -> str:
+    """Land some batches of the stream (the first call: the existing rows too), dbt build."""
+    folder = default_home() / "landing" / "change_events" / "customers"
+    if batches.start == 0:
+        land_initial_rows(
+            spark,
+            "landing.customer_initial_rows",
+            folder / "initial_state.jsonl",
+            CHANGE_EVENT_SCHEMA,
+        )
+    files = sorted((folder / "batches").glob("batch-*.jsonl"))[batches]
+    landed = land_batch_files(spark, "landing.customer_change_events", files)
+    run_dbt(["build", "--select", *CHANGE_EVENT_MODELS])
+    row = spark.sql(
+        f"select * from {SCHEMA}.change_events__customers_run_summary "
+        f"where process_id = '{last_invocation_id()}'"
+    ).first()
+    current = spark.table(f"{SCHEMA}.change_events__customers_current").count()
+    return (
+        f"batches {landed[0]}-{landed[-1]}: in={row.events_in} applied={row.applied} "
+        f"duplicates={row.duplicates} quarantined={row.quarantined} "
+        f"versions={row.versions_written} ambiguous={row.ambiguous_versions}; "
+        f"current rows={current}"
+    )
+
+
+def _change_event_check(spark) -> str:
+    """The current table against the stream's expected state, then a full refresh against both."""
+    folder = default_home() / "landing" / "change_events" / "customers"
+    expected = {
+        (
+            r["id"],
+            r["name"],
+            r["amount"],
+            datetime.fromisoformat(r["created_at"]),
+            datetime.fromisoformat(r["updated_at"]),
+            r["last_change_type"],
+        )
+        for r in map(json.loads, (folder / "expected_state.jsonl").open())
+    }
+
+    def current() -> set[tuple]:
+        table = spark.table(f"{SCHEMA}.change_events__customers_current").drop("process_id")
+        return {tuple(r) for r in table.collect()}
+
+    incremental = current()
+    run_dbt(["build", "--select", *CHANGE_EVENT_MODELS, "--full-refresh"])
+    rebuilt = current()
+    same = incremental == expected and rebuilt == incremental
+    if not same:
+        raise RuntimeError("change-event resolution does not match its reference")
+    return (
+        f"{len(incremental)} current rows equal the plain-Python reference, and the full "
+        "refresh from all events gives the same table"
+    )
+
+
 def main() -> int:
     """Run the job and print a summary of every step."""
     project = project_root()
@@ -108,7 +187,7 @@ def main() -> int:
         spark.sql(f"create schema if not exists {SCHEMA}")
         for name in (*EXAMPLE_SNAPSHOTS, "customers_snapshot"):
             spark.sql(f"drop table if exists {SCHEMA}.{name}")
-        for table in HASH_CDC_TABLES:
+        for table in (*HASH_CDC_TABLES, *CHANGE_EVENT_TABLES):
             spark.sql(f"drop table if exists {table}")
         return "dropped the demo tables: the demo replays from day 1"
 
@@ -119,6 +198,13 @@ def main() -> int:
     _step("generate extracts (spark-cdc generate-extracts)", _generate_extracts)
     for date in HASH_CDC_DATES:
         _step(f"hash CDC, effective date {date}", lambda date=date: _hash_cdc_day(spark, date))
+    _step("generate change events (spark-cdc generate-change-events)", _change_event_stream)
+    for part in (slice(0, 3), slice(3, 6), slice(6, 9)):
+        _step(
+            f"change events: land batches {part.start}-{part.stop - 1}, dbt build",
+            lambda part=part: _change_event_delivery(spark, part),
+        )
+    _step("change events: check, then --full-refresh", lambda: _change_event_check(spark))
     _step(
         "dbt snapshot (raw customers)",
         lambda: _dbt_summary(["snapshot", "-s", "customers_snapshot"]),

@@ -51,6 +51,14 @@ def _text(names: str, values: str, column: str) -> Column:
     return F.when(position > 0, F.try_element_at(F.col(values), position.cast("int")))
 
 
+def _image_text(column: str) -> str:
+    return f"_text_{column}"
+
+
+def _old_text(column: str) -> str:
+    return f"_old_text_{column}"
+
+
 def _joined(name: str) -> Column:
     return F.coalesce(F.array_join(F.col(name), ITEM_SEP, NULL_ITEM), F.lit(NULL_FIELD))
 
@@ -68,7 +76,8 @@ def fingerprint_column() -> Column:
 
 
 def _reason(schema: TargetSchema) -> Column:
-    kind = F.lower(F.trim(F.col("change_type")))
+    """The first failed rule (model.validate), over the texts staged by normalize_events."""
+    kind = F.col("change_kind")
     names, values = F.col("column_names"), F.col("column_values")
     old_names, old_values = F.col("old_key_names"), F.col("old_key_values")
     needs_image = kind.isin("insert", "update")
@@ -92,11 +101,9 @@ def _reason(schema: TargetSchema) -> Column:
         ),
     ]
     for key in schema.keys:
-        image_key = _text("column_names", "column_values", key)
-        rules.append((needs_image & image_key.isNull(), F.lit(f"null_key:{key}")))
-    for column, kind_name in schema.columns.items():
-        text = _text("column_names", "column_values", column)
-        failed = text.isNotNull() & text.try_cast(kind_name).isNull()
+        rules.append((needs_image & F.col(_image_text(key)).isNull(), F.lit(f"null_key:{key}")))
+    for column in schema.columns:
+        failed = F.col(_image_text(column)).isNotNull() & F.col(f"image.{column}").isNull()
         rules.append((needs_image & failed, F.lit(f"cast_failed:{column}")))
     rules += [
         (
@@ -106,11 +113,9 @@ def _reason(schema: TargetSchema) -> Column:
         (needs_old & (F.size(old_names) != F.size(old_values)), F.lit("old_key_length_mismatch")),
     ]
     for key in schema.keys:
-        old = _text("old_key_names", "old_key_values", key)
-        rules.append((needs_old & old.isNull(), F.lit(f"null_old_key:{key}")))
+        rules.append((needs_old & F.col(_old_text(key)).isNull(), F.lit(f"null_old_key:{key}")))
     for key in schema.keys:
-        old = _text("old_key_names", "old_key_values", key)
-        failed = old.try_cast(schema.columns[key]).isNull()
+        failed = F.col(f"old_key.{key}").isNull()
         rules.append((needs_old & failed, F.lit(f"cast_failed:old_{key}")))
     reason = F.when(*rules[0])
     for condition, value in rules[1:]:
@@ -119,25 +124,38 @@ def _reason(schema: TargetSchema) -> Column:
 
 
 def normalize_events(raw: DataFrame, schema: TargetSchema) -> DataFrame:
-    """The feed with change_kind, event_fingerprint, image, old_key and quarantine_reason."""
+    """The feed with change_kind, event_fingerprint, image, old_key and quarantine_reason.
+
+    Each image text is looked up once (staged columns), then cast once, so the rules and the
+    typed structs share them."""
     feed = with_feed_columns(raw)
-    kind = F.lower(F.trim(F.col("change_type")))
+    texts = [
+        _text("column_names", "column_values", c).alias(_image_text(c)) for c in schema.columns
+    ]
+    old_texts = [
+        _text("old_key_names", "old_key_values", k).alias(_old_text(k)) for k in schema.keys
+    ]
+    staged = feed.select(
+        "*",
+        F.lower(F.trim(F.col("change_type"))).alias("change_kind"),
+        fingerprint_column().alias("event_fingerprint"),
+        *texts,
+        *old_texts,
+    )
     image = F.struct(
-        *(
-            _text("column_names", "column_values", c).try_cast(t).alias(c)
-            for c, t in schema.columns.items()
-        )
+        *(F.col(_image_text(c)).try_cast(t).alias(c) for c, t in schema.columns.items())
     )
     old_key = F.struct(
-        *(
-            _text("old_key_names", "old_key_values", k).try_cast(schema.columns[k]).alias(k)
-            for k in schema.keys
-        )
+        *(F.col(_old_text(k)).try_cast(schema.columns[k]).alias(k) for k in schema.keys)
     )
-    return (
-        feed.withColumn("change_kind", kind)
-        .withColumn("event_fingerprint", fingerprint_column())
-        .withColumn(REASON, _reason(schema))
-        .withColumn("image", F.when(kind.isin("insert", "update"), image))
-        .withColumn("old_key", F.when(kind.isin("update", "delete"), old_key))
-    )
+    typed = staged.select("*", image.alias("image"), old_key.alias("old_key"))
+    kind = F.col("change_kind")
+    temporary = [_image_text(c) for c in schema.columns] + [_old_text(k) for k in schema.keys]
+    return typed.select(
+        *feed.columns,
+        "change_kind",
+        "event_fingerprint",
+        _reason(schema).alias(REASON),
+        F.when(kind.isin("insert", "update"), F.col("image")).alias("image"),
+        F.when(kind.isin("update", "delete"), F.col("old_key")).alias("old_key"),
+    ).drop(*temporary)

@@ -31,6 +31,7 @@ from typing import Any
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from spark_cdc.cache_slots import keep
 from spark_cdc.change_events.model import ChangeEventConfigError, TargetSchema
 from spark_cdc.change_events.normalize import REASON, normalize_events
 from spark_cdc.change_events.resolve import VERSION_COLUMNS, resolve_versions
@@ -87,7 +88,9 @@ def ledger_increment(
     """Ledger rows for the feed's batches that ``prior`` (the ledger so far) does not hold."""
     if prior is not None:
         feed = feed.join(F.broadcast(prior.select(BATCH).distinct()), BATCH, "left_anti")
-    events = normalize_events(feed, config.schema)
+    # Kept: read by the per-batch watermarks and by the ledger rows, and filtered on its reason
+    # (which the optimizer would otherwise inline into every filter).
+    events = keep(normalize_events(feed, config.schema), "change_events.ledger_events")
     valid_ts = F.col(REASON).isNull() | (F.col(REASON) == "too_late")
     per_batch = events.where(valid_ts).groupBy(BATCH).agg(F.max("event_ts").alias("batch_max_ts"))
     if prior is not None:

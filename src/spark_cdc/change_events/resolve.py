@@ -26,10 +26,10 @@ values, created_at and identity.
 
 from __future__ import annotations
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from spark_cdc.cache_slots import keep
 from spark_cdc.change_events.model import TargetSchema
 
 BEFORE_ANY_EVENT = -(2**63)
@@ -120,7 +120,8 @@ def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) ->
 
 
 def _windowed(actions: DataFrame) -> DataFrame:
-    """Per-key window: runs, versions' valid_to, ambiguity, move-in and move-out facts."""
+    """Per-key window: duplicates dropped, then runs, versions' valid_to, ambiguity, move-in and
+    move-out facts (one shuffle: every window shares the key partitioning and order)."""
     by_key = Window.partitionBy("_key").orderBy("_ts", "_seq", "_fp")
     running = by_key.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     prev_kind = F.lag("_kind").over(by_key)
@@ -135,6 +136,12 @@ def _windowed(actions: DataFrame) -> DataFrame:
         (F.lag("_ts", offset).over(by_key) == F.col("_ts"))
         & (F.lag("_seq", offset).over(by_key) == F.col("_seq"))
         & (F.lag("_fp", offset).over(by_key) != F.col("_fp"))
+    )
+    repeated = F.lag("version_id").over(by_key) == F.col("version_id")
+    actions = (  # exact duplicates apply once
+        actions.withColumn("_repeated", F.coalesce(repeated, F.lit(False)))
+        .where(~F.col("_repeated"))
+        .drop("_repeated")
     )
     return (
         actions.withColumn("_prev_kind", prev_kind)
@@ -248,7 +255,7 @@ def resolve_versions(
     Output: the target columns then VERSION_COLUMNS.
     """
     acts = _windowed(_actions(events, base, schema))
-    acts = _cached(acts)
+    acts = keep(acts, "change_events.actions")
     links = _resolve_links(acts, _links(acts))
     resolved = acts.join(
         F.broadcast(links),
@@ -276,18 +283,6 @@ def resolve_versions(
     )
 
 
-_CACHED: list[DataFrame] = []
-
-
-def _cached(frame: DataFrame) -> DataFrame:
-    """Persist ``frame`` (read by the link steps and by the output), releasing the one persisted
-    by the previous call: the output of a call stays valid, only its cache is bounded."""
-    while _CACHED:
-        _CACHED.pop().unpersist()
-    _CACHED.append(frame.persist(StorageLevel.MEMORY_AND_DISK))
-    return frame
-
-
 def current_rows(versions: DataFrame, schema: TargetSchema) -> DataFrame:
     """The current state: each key's last version when it is not a delete."""
     return versions.where(F.col("is_current") & ~F.col("is_deleted")).select(
@@ -311,3 +306,25 @@ def current_changes(versions: DataFrame, schema: TargetSchema, process_id: str) 
         "process_id",
         F.col("is_deleted").alias("_is_deleted"),
     )
+
+
+def resolve_feed(
+    feed: DataFrame,
+    schema: TargetSchema,
+    high_dttm: str,
+    initial: DataFrame | None = None,
+    process_id: str = "adhoc",
+) -> tuple[DataFrame, DataFrame]:
+    """One-shot resolution of a whole feed: (versions, quarantined events).
+
+    ``feed``: raw events (normalize.FEED_COLUMNS); ``initial``: existing rows in the versions'
+    shape (pipeline.initial_versions) or None. Exact duplicates apply once (dropped inside the
+    resolver's window); the current state is current_rows(versions)."""
+    from spark_cdc.change_events.normalize import REASON, normalize_events
+
+    events = normalize_events(feed, schema).withColumn("process_id", F.lit(process_id))
+    # Kept: both outputs filter on the reason, which the optimizer would otherwise inline into
+    # each filter (every image text and cast evaluated again).
+    events = keep(events, "change_events.normalized")
+    versions = resolve_versions(events.where(F.col(REASON).isNull()), schema, high_dttm, initial)
+    return versions, events.where(F.col(REASON).isNotNull())

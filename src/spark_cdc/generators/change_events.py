@@ -63,16 +63,42 @@ def _malformed(rng: random.Random, ts: datetime, seq: int) -> ChangeEvent:
     return ChangeEvent("insert", ts, seq, ("id", "name", "amount"), ("1", "x", "lots"))
 
 
-def generate_stream(spec: StreamSpec, show_progress: bool = False):
-    """(initial state, batches of events in delivery order, reference result)."""
+class _LiveKeys:
+    """Live keys with their chain length: O(1) random choice, insert and removal."""
+
+    def __init__(self) -> None:
+        self.keys: list[int] = []
+        self.moves: dict[int, int] = {}
+        self._index: dict[int, int] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.keys)
+
+    def add(self, key: int, moves: int = 0) -> None:
+        self._index[key] = len(self.keys)
+        self.keys.append(key)
+        self.moves[key] = moves
+
+    def remove(self, key: int) -> int:
+        index, last = self._index.pop(key), self.keys.pop()
+        if last != key:
+            self.keys[index], self._index[last] = last, index
+        return self.moves.pop(key)
+
+    def choice(self, rng: random.Random) -> int:
+        return self.keys[rng.randrange(len(self.keys))]
+
+
+def generate_stream(spec: StreamSpec, show_progress: bool = False, with_expected: bool = True):
+    """(initial state, batches of events in delivery order, reference result or None)."""
     rng = random.Random(spec.seed)
     initial: dict[tuple, StateRow] = {}
-    live: dict[int, int] = {}  # key -> moves so far in its chain
+    live = _LiveKeys()
     for key in range(spec.initial_rows):
         _, values = _image(key, rng)
         row = {"id": key, "name": values[1], "amount": int(values[2])}
         initial[(key,)] = StateRow(row, START, START, "insert")
-        live[key] = 0
+        live.add(key)
     deleted: list[int] = []
     next_key = spec.initial_rows
     ts, seq = START, 0
@@ -88,27 +114,27 @@ def generate_stream(spec: StreamSpec, show_progress: bool = False):
         if not live or roll < 0.15:
             key, next_key = next_key, next_key + 1
             events.append(ChangeEvent("insert", ts, seq, *_image(key, rng)))
-            live[key] = 0
+            live.add(key)
         elif roll < 0.2 and deleted:
             key = deleted.pop(rng.randrange(len(deleted)))
             events.append(ChangeEvent("INSERT", ts, seq, *_image(key, rng)))
-            live[key] = 0
+            live.add(key)
         elif roll < 0.3:
-            key = rng.choice(list(live))
+            key = live.choice(rng)
             events.append(ChangeEvent("delete", ts, seq, None, None, ("id",), (str(key),)))
-            del live[key]
+            live.remove(key)
             deleted.append(key)
         else:
-            key = rng.choice(list(live))
-            new_key, moves = key, live[key]
+            key = live.choice(rng)
+            moves = live.remove(key)
+            new_key = key
             if rng.random() < spec.key_change_rate and moves < spec.max_chain:
                 new_key, next_key = next_key, next_key + 1
                 moves += 1
             events.append(
                 ChangeEvent("Update", ts, seq, *_image(new_key, rng), ("id",), (str(key),))
             )
-            del live[key]
-            live[new_key] = moves
+            live.add(new_key, moves)
         if rng.random() < spec.duplicate_rate:
             events.append(events[-1])
     size = max(1, -(-len(events) // spec.batches))
@@ -118,7 +144,7 @@ def generate_stream(spec: StreamSpec, show_progress: bool = False):
     late = [i for i in range(len(batches)) if rng.random() < spec.late_batch_rate]
     order = [i for i in range(len(batches)) if i not in late] + late
     delivered = [batches[i] for i in order]
-    result = resolve_reference(initial, events, SCHEMA)
+    result = resolve_reference(initial, events, SCHEMA) if with_expected else None
     return initial, delivered, result
 
 
