@@ -198,11 +198,9 @@ def history_increment(
 def _resolved(
     events: DataFrame, base: DataFrame | None, config: SourceConfig, high_dttm: str, process_id: str
 ) -> DataFrame:
-    versions = resolve_versions(events, config.schema, high_dttm, base)
+    versions = resolve_versions(events, config.schema, high_dttm, base, process_id)
     content = [c for c in versions.columns if c != "process_id"]
-    return versions.withColumn("process_id", F.lit(process_id)).withColumn(
-        "row_hash", F.md5(F.to_json(F.struct(*content)))
-    )
+    return versions.withColumn("row_hash", F.md5(F.to_json(F.struct(*content))))
 
 
 def merge_versions(prior: DataFrame, changes: DataFrame, schema: TargetSchema) -> DataFrame:

@@ -61,11 +61,10 @@ def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) ->
         "_seq": F.coalesce(F.col("event_seq"), F.lit(0)).cast("long"),
         "_fp": F.col("event_fingerprint"),
         "event_seq": F.col("event_seq").cast("long"),
-        "event_fingerprint": F.col("event_fingerprint"),
         "_restore": F.lit(False),
         "_restore_created": F.lit(None).cast("timestamp"),
+        "_stored_version": F.lit(None).cast("string"),
         "is_ambiguous_stored": F.lit(None).cast("boolean"),
-        "process_id": F.col("process_id").cast("string"),
     }
     upserts = events.where(F.col("change_kind").isin("insert", "update")).select(
         image_key.alias("_key"),
@@ -74,7 +73,6 @@ def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) ->
         F.col("image").alias("_values"),
         F.when(moves, F.col("old_key")).alias("_src"),
         F.lit(False).alias("_is_out"),
-        F.col("event_fingerprint").alias("version_id"),
         *(column.alias(name) for name, column in common.items()),
     )
     deletes = events.where((F.col("change_kind") == "delete") | moves).select(
@@ -84,9 +82,6 @@ def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) ->
         F.lit(None).alias("_values"),
         F.lit(None).alias("_src"),
         (F.col("change_kind") == "update").alias("_is_out"),
-        F.when(moves, F.concat(F.col("event_fingerprint"), F.lit(":out")))
-        .otherwise(F.col("event_fingerprint"))
-        .alias("version_id"),
         *(column.alias(name) for name, column in common.items()),
     )
     actions = upserts.unionByName(
@@ -105,16 +100,14 @@ def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) ->
         ),
         F.lit(None).cast(actions.schema["_src"].dataType).alias("_src"),
         F.lit(False).alias("_is_out"),
-        F.col("version_id"),
         F.col("valid_from").alias("_ts"),
         F.lit(BEFORE_ANY_EVENT).cast("long").alias("_seq"),
-        F.lit("").alias("_fp"),
+        F.coalesce(F.col("event_fingerprint"), F.lit("")).alias("_fp"),
         F.col("event_seq").cast("long"),
-        F.col("event_fingerprint"),
         F.lit(True).alias("_restore"),
         F.col("created_at").alias("_restore_created"),
+        F.col("version_id").alias("_stored_version"),
         F.col("is_ambiguous").alias("is_ambiguous_stored"),
-        F.col("process_id").cast("string"),
     )
     return actions.unionByName(restored)
 
@@ -137,7 +130,7 @@ def _windowed(actions: DataFrame) -> DataFrame:
         & (F.lag("_seq", offset).over(by_key) == F.col("_seq"))
         & (F.lag("_fp", offset).over(by_key) != F.col("_fp"))
     )
-    repeated = F.lag("version_id").over(by_key) == F.col("version_id")
+    repeated = F.lag("_fp").over(by_key) == F.col("_fp")
     actions = (  # exact duplicates apply once
         actions.withColumn("_repeated", F.coalesce(repeated, F.lit(False)))
         .where(~F.col("_repeated"))
@@ -242,19 +235,28 @@ def _resolve_links(acts: DataFrame, links: DataFrame) -> DataFrame:
     return links.select("node_key", "node_run", F.col("created").alias("link_created"))
 
 
+def _partitions(spark) -> int:
+    """Partitions of the resolver's shuffle: more than the session's few, so that each sort
+    stays in memory (measured: 4-8x the cores is about 1.5x faster than 2 at 1M events)."""
+    configured = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    return max(configured, 4 * spark.sparkContext.defaultParallelism)
+
+
 def resolve_versions(
     events: DataFrame,
     schema: TargetSchema,
     high_dttm: str,
     base: DataFrame | None = None,
+    process_id: str = "adhoc",
 ) -> DataFrame:
     """Every version of every key touched by ``events`` (and ``base``), see the module doc.
 
-    ``events``: valid, de-duplicated normalized events (normalize.normalize_events) with a
-    ``process_id`` column. ``base``: rows in the versions' shape to restore first, or None.
-    Output: the target columns then VERSION_COLUMNS.
+    ``events``: valid normalized events (normalize.normalize_events); exact duplicates apply
+    once. ``base``: rows in the versions' shape to restore first, or None. Output: the target
+    columns then VERSION_COLUMNS, every row stamped with ``process_id``.
     """
-    acts = _windowed(_actions(events, base, schema))
+    actions = _actions(events, base, schema)
+    acts = _windowed(actions.repartition(_partitions(actions.sparkSession), "_key"))
     acts = keep(acts, "change_events.actions")
     links = _resolve_links(acts, _links(acts))
     resolved = acts.join(
@@ -276,10 +278,13 @@ def resolve_versions(
         (~upsert).alias("is_deleted"),
         F.col("_next_ts").isNull().alias("is_current"),
         "event_seq",
-        "event_fingerprint",
-        "version_id",
+        F.when(F.col("_fp") != "", F.col("_fp")).alias("event_fingerprint"),
+        F.when(F.col("_restore"), F.col("_stored_version"))
+        .when(F.col("_is_out"), F.concat(F.col("_fp"), F.lit(":out")))
+        .otherwise(F.col("_fp"))
+        .alias("version_id"),
         F.coalesce("is_ambiguous_stored", "_ambiguous").alias("is_ambiguous"),
-        "process_id",
+        F.lit(process_id).alias("process_id"),
     )
 
 
@@ -322,9 +327,10 @@ def resolve_feed(
     resolver's window); the current state is current_rows(versions)."""
     from spark_cdc.change_events.normalize import REASON, normalize_events
 
-    events = normalize_events(feed, schema).withColumn("process_id", F.lit(process_id))
+    events = normalize_events(feed, schema)
     # Kept: both outputs filter on the reason, which the optimizer would otherwise inline into
     # each filter (every image text and cast evaluated again).
     events = keep(events, "change_events.normalized")
-    versions = resolve_versions(events.where(F.col(REASON).isNull()), schema, high_dttm, initial)
+    valid = events.where(F.col(REASON).isNull())
+    versions = resolve_versions(valid, schema, high_dttm, initial, process_id)
     return versions, events.where(F.col(REASON).isNotNull())
