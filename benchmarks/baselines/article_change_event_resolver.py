@@ -10,9 +10,10 @@ Kept as the article describes it, for the benchmark only:
   removes no row — two counts per pass;
 - drop deletes, the old_<key> columns and changeType, then distinct().
 
-Known limits the benchmark reports: ties on timestamp are broken arbitrarily (no sequence), exact
-duplicates are not recognized, created_at is not tracked, a key-changing update can leave the
-old key's previous row behind, and each pass recomputes the growing plan.
+Known limits (the benchmark counts the keys where its table differs from the project's): ties on
+timestamp are broken arbitrarily (no sequence), a later event on a key hides an earlier update
+that moved the row away from that key (the moved row is lost), created_at is not tracked, and
+each pass recomputes the growing plan.
 """
 
 from __future__ import annotations

@@ -114,12 +114,55 @@ def _run_stream(args: argparse.Namespace) -> int:
     return 0
 
 
+def _land_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "land-change-events",
+        help="land a generated stream's batches in the feed table (as an ingestion would)",
+        description=(
+            "Append batch files of a generate-change-events OUTPUT folder to the feed table, "
+            "each as the next _batch_id, and (with --initial-table) replace the existing-rows "
+            "table with its initial_state.jsonl. Uses the embedded runtime ($SPARK_CDC_HOME); "
+            "do not run it while another process holds the same metastore."
+        ),
+    )
+    parser.add_argument("stream", type=Path, help="a generate-change-events output folder")
+    parser.add_argument("--table", default="landing.customer_change_events")
+    parser.add_argument("--initial-table", default=None, help="e.g. landing.customer_initial_rows")
+    parser.add_argument(
+        "--batches", default=None, help="a Python-style slice of the batch files, e.g. 0:3"
+    )
+    parser.set_defaults(handler=_run_land)
+
+
+def _run_land(args: argparse.Namespace) -> int:
+    from spark_cdc.change_events.landing import land_batch_files, land_initial_rows
+    from spark_cdc.generators.change_events import SCHEMA
+    from spark_cdc.runtime import get_or_create_session
+
+    files = sorted((args.stream / "batches").glob("batch-*.jsonl"))
+    if not files:
+        raise GeneratorError(f"no batches/batch-*.jsonl under {args.stream}")
+    if args.batches:
+        start, _, stop = args.batches.partition(":")
+        files = files[slice(int(start) if start else None, int(stop) if stop else None)]
+    spark = get_or_create_session()
+    if args.initial_table:
+        rows = land_initial_rows(
+            spark, args.initial_table, args.stream / "initial_state.jsonl", SCHEMA
+        )
+        print(f"{args.initial_table}: {rows} existing rows")
+    landed = land_batch_files(spark, args.table, files)
+    print(f"{args.table}: landed {len(landed)} batches as _batch_id {landed[0]}-{landed[-1]}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``spark-cdc`` argument parser."""
     parser = argparse.ArgumentParser(prog="spark-cdc", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     _extract_parser(commands)
     _stream_parser(commands)
+    _land_parser(commands)
     return parser
 
 
