@@ -69,3 +69,16 @@ def save_results(name: str, payload: dict[str, Any]) -> Path:
     path.write_text(json.dumps({"machine": machine_facts(), **payload}, indent=2))
     print(f"results written to {path}", file=sys.stderr)
     return path
+
+
+def reset_peak(pid: int) -> None:
+    """Reset the peak resident memory (VmHWM) of a process."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+def peak_mib(pid: int) -> float:
+    """Peak resident memory (VmHWM) of a process since its last reset, MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")

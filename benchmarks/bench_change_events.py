@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import peak_rss_mib, save_results
+from _common import peak_mib, peak_rss_mib, reset_peak, save_results
 from baselines import article_change_event_resolver
 
 from spark_cdc.change_events.pipeline import (
@@ -48,17 +48,6 @@ from spark_cdc.runtime import get_or_create_session
 
 HIGH = "9999-12-31 23:59:59"
 KEY_CHANGE_SHARE_OF_UPDATES = 0.05 / 0.70
-
-
-def _reset_peak(pid: int) -> None:
-    Path(f"/proc/{pid}/clear_refs").write_text("5")
-
-
-def _peak_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def _write_inputs(size: int, work: Path, with_expected: bool):
@@ -203,10 +192,10 @@ def _check_reference(spark, work: Path, expected) -> None:
 
 
 def _timed(action, spark, pid: int) -> tuple[float, float]:
-    _reset_peak(pid)
+    reset_peak(pid)
     started = time.perf_counter()
     action()
-    return time.perf_counter() - started, _peak_mib(pid)
+    return time.perf_counter() - started, peak_mib(pid)
 
 
 def main() -> int:

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import save_results
+from _common import peak_mib, reset_peak, save_results
 from baselines import article_hash_cdc
 
 from spark_cdc.generators.extracts import ExtractSpec, generate_extracts
@@ -39,17 +39,6 @@ from spark_cdc.runtime import get_or_create_session
 KEYS = {f"key_{i}": "string" for i in range(1, 6)}
 NONKEYS = {f"attr_{i}": "bigint" for i in range(1, 11)}
 DATES = ("2019-06-18", "2019-06-19")
-
-
-def _reset_peak(pid: int) -> None:
-    Path(f"/proc/{pid}/clear_refs").write_text("5")
-
-
-def _peak_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def _project_day(spark, folder: Path, day: int, work: Path) -> None:
@@ -102,7 +91,7 @@ def main() -> int:
         for variant, run_day in (("baseline", _baseline_day), ("project", _project_day)):
             work = root / variant
             work.mkdir()
-            _reset_peak(jvm_pid)
+            reset_peak(jvm_pid)
             seconds = []
             for day, folder in enumerate(days):
                 started = time.perf_counter()
@@ -112,7 +101,7 @@ def main() -> int:
                 "day1_s": seconds[0],
                 "day2_s": seconds[1],
                 "day2_rows_per_s": size / seconds[1],
-                "peak_jvm_rss_mib": _peak_mib(jvm_pid),
+                "peak_jvm_rss_mib": peak_mib(jvm_pid),
                 "day2_operations": _day2_counts(spark, variant, work),
             }
             print(

@@ -288,29 +288,28 @@ def resolve_versions(
     )
 
 
-def current_rows(versions: DataFrame, schema: TargetSchema) -> DataFrame:
-    """The current state: each key's last version when it is not a delete."""
-    return versions.where(F.col("is_current") & ~F.col("is_deleted")).select(
+def _as_current(versions: DataFrame, schema: TargetSchema, *extra: Column) -> DataFrame:
+    """Versions in the current table's shape (plus ``extra`` columns)."""
+    return versions.select(
         *schema.columns,
         "created_at",
         F.col("valid_from").alias("updated_at"),
         F.col("change_type").alias("last_change_type"),
         "process_id",
+        *extra,
     )
+
+
+def current_rows(versions: DataFrame, schema: TargetSchema) -> DataFrame:
+    """The current state: each key's last version when it is not a delete."""
+    return _as_current(versions.where(F.col("is_current") & ~F.col("is_deleted")), schema)
 
 
 def current_changes(versions: DataFrame, schema: TargetSchema, process_id: str) -> DataFrame:
     """Current versions written by ``process_id``, flagged ``_is_deleted`` for a MERGE that
     deletes (macros/incremental/merge.sql, merge_delete_column)."""
     changed = versions.where(F.col("is_current") & (F.col("process_id") == process_id))
-    return changed.select(
-        *schema.columns,
-        "created_at",
-        F.col("valid_from").alias("updated_at"),
-        F.col("change_type").alias("last_change_type"),
-        "process_id",
-        F.col("is_deleted").alias("_is_deleted"),
-    )
+    return _as_current(changed, schema, F.col("is_deleted").alias("_is_deleted"))
 
 
 def resolve_feed(
