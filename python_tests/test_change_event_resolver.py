@@ -218,3 +218,19 @@ def test_a_run_without_new_batches_changes_nothing(spark):
     assert again.isEmpty()
     assert history_increment(ledger, history, None, config, HIGH, "again").isEmpty()
     assert history.where(F.col("is_current")).count() == 1
+
+
+def test_images_with_different_columns_union_by_name(spark):
+    """A column absent from an image is null in that image; unknown columns are ignored."""
+    events = [
+        ChangeEvent("insert", at(1), None, ("amount", "id", "name"), ("5", "1", "a")),
+        ChangeEvent("update", at(2), None, ("id", "name"), ("1", "b"), ("id",), ("1",)),
+        ChangeEvent("insert", at(3), None, ("id", "nickname", "amount"), ("2", "x", "7")),
+    ]
+    _, history = run_incrementally(spark, [[(1, events)]], SourceConfig("rows", ROWS))
+    assert state_of(history, ROWS) == {
+        (1,): (1, "b", None, at(1), at(2), "update"),
+        (2,): (2, None, 7, at(3), at(3), "insert"),
+    }
+    expected = resolve_reference({}, events, ROWS)
+    assert state_of(history, ROWS) == expected_state(expected, ROWS)
