@@ -114,44 +114,44 @@ def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) ->
 
 def _windowed(actions: DataFrame) -> DataFrame:
     """Per-key window: duplicates dropped, then runs, versions' valid_to, ambiguity, move-in and
-    move-out facts (one shuffle: every window shares the key partitioning and order)."""
+    move-out facts (one shuffle: every window shares the key partitioning and order; three
+    window passes: duplicates, neighbours, running run facts)."""
     by_key = Window.partitionBy("_key").orderBy("_ts", "_seq", "_fp")
     running = by_key.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    prev_kind = F.lag("_kind").over(by_key)
-    upsert = F.col("_kind") == "U"
-    reset = upsert & (
-        F.col("_restore") | prev_kind.isNull() | (prev_kind == "D") | F.col("_src").isNotNull()
+
+    def same_position(offset: int) -> Column:
+        clash = (
+            (F.lag("_ts", offset).over(by_key) == F.col("_ts"))
+            & (F.lag("_seq", offset).over(by_key) == F.col("_seq"))
+            & (F.lag("_fp", offset).over(by_key) != F.col("_fp"))
+        )
+        return F.coalesce(clash, F.lit(False))
+
+    repeated = F.coalesce(F.lag("_fp").over(by_key) == F.col("_fp"), F.lit(False))
+    unique = actions.withColumn("_repeated", repeated).where(~F.col("_repeated"))
+    neighbours = unique.select(
+        *actions.columns,
+        F.lag("_kind").over(by_key).alias("_prev_kind"),
+        F.lead("_ts").over(by_key).alias("_next_ts"),
+        (same_position(1) | same_position(-1)).alias("_ambiguous"),
+    )
+    reset = (F.col("_kind") == "U") & (
+        F.col("_restore")
+        | F.col("_prev_kind").isNull()
+        | (F.col("_prev_kind") == "D")
+        | F.col("_src").isNotNull()
     )
     start_created = F.when(F.col("_restore"), F.col("_restore_created")).when(
         F.col("_src").isNull(), F.col("_ts")
     )
-    same_position = lambda offset: (  # noqa: E731
-        (F.lag("_ts", offset).over(by_key) == F.col("_ts"))
-        & (F.lag("_seq", offset).over(by_key) == F.col("_seq"))
-        & (F.lag("_fp", offset).over(by_key) != F.col("_fp"))
-    )
-    repeated = F.lag("_fp").over(by_key) == F.col("_fp")
-    actions = (  # exact duplicates apply once
-        actions.withColumn("_repeated", F.coalesce(repeated, F.lit(False)))
-        .where(~F.col("_repeated"))
-        .drop("_repeated")
-    )
-    return (
-        actions.withColumn("_prev_kind", prev_kind)
-        .withColumn("_next_ts", F.lead("_ts").over(by_key))
-        .withColumn("_reset", reset)
-        .withColumn("_run", F.sum(F.col("_reset").cast("long")).over(running))
-        .withColumn(
-            "_run_created",
-            F.last(F.when(F.col("_reset"), F.struct(start_created.alias("c"))), True)
-            .over(running)
-            .getField("c"),
-        )
-        .withColumn(
-            "_ambiguous",
-            F.coalesce(same_position(1), F.lit(False))
-            | F.coalesce(same_position(-1), F.lit(False)),
-        )
+    starts = neighbours.withColumn("_reset", reset)
+    return starts.select(
+        "*",
+        F.sum(F.col("_reset").cast("long")).over(running).alias("_run"),
+        F.last(F.when(F.col("_reset"), F.struct(start_created.alias("c"))), True)
+        .over(running)
+        .getField("c")
+        .alias("_run_created"),
     )
 
 
