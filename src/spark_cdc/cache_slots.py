@@ -18,3 +18,10 @@ def keep(frame: DataFrame, slot: str) -> DataFrame:
         previous.unpersist()
     _SLOTS[slot] = frame.persist(StorageLevel.MEMORY_AND_DISK)
     return frame
+
+
+def release(slot: str) -> None:
+    """Unpersist the frame held in ``slot``, if any."""
+    previous = _SLOTS.pop(slot, None)
+    if previous is not None:
+        previous.unpersist()

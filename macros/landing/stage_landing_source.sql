@@ -1,0 +1,31 @@
+{#-
+    Create (if missing) the metastore table of a landing source declared with an `external`
+    block (location, file_format, options), and refresh its file listing so that files landed
+    since the last query are read. Used as a pre-hook of the source's staging model; also
+    callable by hand: dbt run-operation stage_landing_source --args '{source_name: x, table_name: y}'
+-#}
+{% macro stage_landing_source(source_name, table_name) %}
+    {%- if execute -%}
+        {%- set node = graph.sources.values()
+            | selectattr("source_name", "equalto", source_name)
+            | selectattr("name", "equalto", table_name)
+            | first -%}
+        {%- set external = node.external -%}
+        {%- set relation = source(source_name, table_name) -%}
+        {%- set options = external.get("options") or {} -%}
+        {%- do run_query("create schema if not exists " ~ relation.schema) -%}
+        {%- call statement("create_landing_table") -%}
+            create table if not exists {{ relation }}
+            using {{ external.file_format }}
+            {%- if options %}
+                options (
+                    {%- for key, value in options.items() %}
+                        '{{ key }}' = '{{ value }}'{{ "," if not loop.last }}
+                    {%- endfor %}
+                )
+            {%- endif %}
+            location '{{ external.location }}'
+        {%- endcall -%}
+        {%- do run_query("refresh table " ~ relation) -%}
+    {%- endif -%}
+{% endmacro %}

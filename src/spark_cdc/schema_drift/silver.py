@@ -1,0 +1,234 @@
+"""Silver: one typed, flattened Delta table per event type, parsed with its latest superset.
+
+A refresh takes, per event type, the bronze events of accepted variations that the registry has
+taken in and the silver table does not hold yet (``load_seq`` above the last load logged for it),
+parses their payloads with the latest superset (``from_json``), flattens nested objects into
+``parent__child`` columns (arrays stay arrays) and writes them with the metadata columns below:
+
+- no table yet: it is created (Delta column mapping by name, so any attribute name is a column);
+- the new columns only add columns or nested attributes: the rows are appended with Delta schema
+  evolution (``mergeSchema``), older rows are null in the new columns;
+- a column's type widened (bigint → double → string): the table is rebuilt from bronze, all
+  its events parsed with the new superset, in one atomic replace (readers never see it empty).
+
+Appends first delete rows above the last logged load, so a refresh that failed after writing a
+table and before its log was written is repeated without duplicates. A payload that does not fit
+the superset would be a broken invariant (its variation is part of it): the write fails with the
+payload instead of storing nulls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+)
+
+from spark_cdc.cache_slots import keep, release
+from spark_cdc.schema_drift.inference import FlatColumn, finalize, flatten, schema_from_json
+from spark_cdc.schema_drift.registry import ACCEPTED, KEY, registered_through
+
+METADATA_COLUMNS = (
+    "_load_seq",
+    "_ingested_at",
+    "_source_file",
+    "_batch_id",
+    "_variation_hash",
+    "_schema_version",
+)
+_UNFIT = "__payload_unfit_for_superset__"
+_SIMPLE_TYPE_NAME = re.compile(r"[a-z0-9_]+")
+
+LOG_SCHEMA = StructType(
+    [
+        StructField("event_type", StringType(), False),
+        StructField("silver_table", StringType(), False),
+        StructField("schema_version", IntegerType(), False),
+        StructField("write_mode", StringType(), False),
+        StructField("from_load_seq", LongType(), False),
+        StructField("to_load_seq", LongType(), False),
+        StructField("events_written", LongType(), False),
+        StructField("column_count", IntegerType(), False),
+        StructField("added_columns", ArrayType(StringType()), False),
+        StructField("loaded_at", TimestampNTZType(), False),
+        StructField("process_id", StringType(), True),
+    ]
+)
+
+
+def table_suffix(event_type: str) -> str:
+    """Table name part of an event type: itself when it is [a-z0-9_]+, else a sanitized name
+    with the first 8 hex digits of its SHA-256 (distinct event types never share a table)."""
+    if _SIMPLE_TYPE_NAME.fullmatch(event_type):
+        return event_type
+    readable = re.sub(r"[^a-z0-9_]+", "_", event_type.lower()).strip("_")
+    digest = hashlib.sha256(event_type.encode("utf-8")).hexdigest()[:8]
+    return f"{readable}_{digest}" if readable else digest
+
+
+def _field(parsed: Column, path: tuple[str, ...]) -> Column:
+    for name in path:
+        parsed = parsed.getField(name)
+    return parsed
+
+
+def parse_events(events: DataFrame, superset: StructType) -> DataFrame:
+    """Typed, flattened rows of events (bronze columns) parsed with a superset schema."""
+    final = finalize(superset)
+    columns = flatten(final if isinstance(final, StructType) else StructType([]), METADATA_COLUMNS)
+    with_unfit = StructType([*(final.fields if final else []), StructField(_UNFIT, StringType())])
+    parsed = F.from_json("payload", with_unfit, {"columnNameOfCorruptRecord": _UNFIT})
+    unfit = F.col("_parsed").getField(_UNFIT)
+    # The check is part of an output column (not a filter, which Spark could push below the
+    # join that selects accepted variations): it runs exactly on the rows written.
+    version = F.when(
+        unfit.isNotNull(),
+        F.raise_error(F.concat(F.lit("payload does not fit its superset schema: "), unfit)),
+    ).otherwise(F.col("schema_version"))
+    return events.withColumn("_parsed", parsed).select(
+        *(_field(F.col("_parsed"), column.path).alias(column.name) for column in columns),
+        F.col("load_seq").alias("_load_seq"),
+        F.col("ingested_at").alias("_ingested_at"),
+        F.col("source_file").alias("_source_file"),
+        F.col("batch_id").alias("_batch_id"),
+        F.col("variation_hash").alias("_variation_hash"),
+        version.cast("int").alias("_schema_version"),
+    )
+
+
+def _extends(old: DataType, new: DataType) -> bool:
+    """Whether ``new`` only adds attributes to ``old`` (Delta schema evolution can apply it)."""
+    if isinstance(old, StructType) and isinstance(new, StructType):
+        fields = {item.name: item.dataType for item in new.fields}
+        return all(
+            item.name in fields and _extends(item.dataType, fields[item.name])
+            for item in old.fields
+        )
+    if isinstance(old, ArrayType) and isinstance(new, ArrayType):
+        return _extends(old.elementType, new.elementType)
+    return old == new
+
+
+@dataclass(frozen=True)
+class SilverPlan:
+    """How one event type's table is written in a refresh."""
+
+    event_type: str
+    table: str
+    schema_version: int
+    superset: StructType
+    done_through: int
+
+
+def _write_mode(spark: SparkSession, plan: SilverPlan, columns: list[FlatColumn]) -> str:
+    if not spark.catalog.tableExists(plan.table):
+        return "create"
+    existing = spark.table(plan.table).schema
+    new = StructType([StructField(column.name, column.data_type) for column in columns])
+    data = StructType([item for item in existing.fields if item.name not in METADATA_COLUMNS])
+    return "append" if _extends(data, new) else "rebuild"
+
+
+def _write(spark: SparkSession, plan: SilverPlan, events: DataFrame, mode: str) -> DataFrame:
+    """Write one event type's rows; returns what was written."""
+    rows = parse_events(events, plan.superset)
+    if mode == "append":
+        spark.sql(f"delete from {plan.table} where _load_seq > {plan.done_through}")
+        rows.writeTo(plan.table).option("mergeSchema", "true").append()
+        return rows
+    writer = rows.writeTo(plan.table).using("delta")
+    writer = writer.tableProperty("delta.columnMapping.mode", "name")
+    (writer.create() if mode == "create" else writer.createOrReplace())
+    return rows
+
+
+def refresh_silver(
+    spark: SparkSession,
+    bronze: DataFrame,
+    registry: DataFrame,
+    log: DataFrame | None,
+    database: str,
+    prefix: str,
+    process_id: str | None,
+) -> DataFrame:
+    """Bring every event type's silver table up to the registry; returns this run's log rows."""
+    through = registered_through(registry)
+    accepted = registry.where(F.col("status") == ACCEPTED)
+    latest = {
+        row.event_type: (row.schema_version, row.superset_schema)
+        for row in accepted.groupBy("event_type")
+        .agg(F.max_by(F.struct("schema_version", "superset_schema"), "schema_version").alias("l"))
+        .select("event_type", "l.*")
+        .collect()
+    }
+    versions = accepted.select(*KEY, "schema_version")
+    events = bronze.where(F.col("parse_error").isNull() & (F.col("load_seq") <= through)).join(
+        F.broadcast(versions), KEY
+    )
+    done = {}
+    if log is not None:
+        through_per_type = log.groupBy("event_type").agg(F.max("to_load_seq").alias("through"))
+        done = {row.event_type: row.through for row in through_per_type.collect()}
+    done_frame = spark.createDataFrame(list(done.items()), "event_type string, done long")
+    pending = keep(
+        events.join(F.broadcast(done_frame), "event_type", "left").where(
+            F.col("load_seq") > F.coalesce(F.col("done"), F.lit(0))
+        ),
+        "schema_drift.pending",
+    )
+    counts = pending.groupBy("event_type").agg(
+        F.min("load_seq").alias("first"),
+        F.max("load_seq").alias("last"),
+        F.count(F.lit(1)).alias("events"),
+    )
+    now = spark.sql("select localtimestamp() as now").first().now
+    out = []
+    for row in sorted(counts.collect(), key=lambda r: r.event_type):
+        version, superset_json = latest[row.event_type]
+        plan = SilverPlan(
+            row.event_type,
+            f"{database}.{prefix}{table_suffix(row.event_type)}",
+            version,
+            schema_from_json(superset_json),
+            done.get(row.event_type, 0),
+        )
+        final = finalize(plan.superset)
+        columns = flatten(final if isinstance(final, StructType) else StructType([]))
+        mode = _write_mode(spark, plan, columns)
+        before = set() if mode == "create" else set(spark.table(plan.table).columns)
+        source = pending if mode == "append" else events
+        written = _write(spark, plan, source.where(F.col("event_type") == row.event_type), mode)
+        first, events_written = row.first, row.events
+        if mode != "append":
+            first, events_written = (
+                spark.table(plan.table).agg(F.min("_load_seq"), F.count(F.lit(1))).first()
+            )
+        out.append(
+            (
+                row.event_type,
+                plan.table,
+                version,
+                mode,
+                first,
+                row.last,
+                events_written,
+                len(columns),
+                sorted(set(written.columns) - before - set(METADATA_COLUMNS)),
+                now,
+                process_id,
+            )
+        )
+    release("schema_drift.pending")
+    return spark.createDataFrame(out, LOG_SCHEMA)
