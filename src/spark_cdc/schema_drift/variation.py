@@ -49,8 +49,9 @@ def variation_hash(parsed: Column) -> Column:
 
 
 def event_type_of(parsed: Column) -> Column:
-    """The top-level ``event_type`` attribute as text (null when missing, null or not a string)."""
-    return F.try_variant_get(parsed, "$.event_type", "string")
+    """The top-level ``event_type`` attribute (null when missing, null or not a string)."""
+    value = F.try_variant_get(parsed, "$.event_type", "variant")
+    return F.when(F.schema_of_variant(value) == "STRING", value.cast("string"))
 
 
 def parse_error(payload: Column, parsed: Column) -> Column:

@@ -1,0 +1,193 @@
+"""Schema drift end to end through dbt: the talk's example, nested objects, arrays of objects, a
+new event type mid-run, type conflicts, malformed lines, reruns and a full refresh."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+SELECT = ["--select", "stg_schema_drift__raw_events+"]
+SCHEMA = "spark_cdc"
+PREFIX = f"{SCHEMA}.schema_drift_silver__"
+TALK = f"{PREFIX}1_1_b05e2447"  # "1.1" is not [a-z0-9_]+: sanitized name + hash prefix
+
+BATCHES = [
+    [
+        {"event_type": "1.1", "user_agent": "Mozilla/5.0"},
+        {"user_agent": "curl/8.5", "event_type": "1.1"},
+        {"event_type": "purchase", "amount": 3, "device": {"os": "linux"}, "items": [{"sku": "a"}]},
+        "{not json",
+    ],
+    [
+        {"event_type": "1.1", "user_agent": "Mozilla/5.0", "has_plugins": True},
+        {
+            "event_type": "purchase",
+            "amount": 3.5,
+            "device": {"os": "ios", "screen": {"width": 390}},
+            "items": [{"sku": "b", "qty": 2}, {"sku": "c"}],
+        },
+        {"event_type": "purchase", "amount": 4, "device": "pc"},
+        {"event_type": "signup", "email": "a@example.com"},
+        [1, 2],
+        {"user_agent": "no type"},
+    ],
+    [
+        {"has_plugins": False, "event_type": "1.1", "user_agent": "Safari"},
+        {"event_type": "signup", "email": "b@example.com"},
+    ],
+]
+
+
+def _land(number: int) -> None:
+    root = Path(os.environ["SPARK_CDC_HOME"]) / "landing" / "schema_drift" / "events"
+    folder = root / f"batch_{number:04d}"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [line if isinstance(line, str) else json.dumps(line) for line in BATCHES[number - 1]]
+    (folder / "part-00000.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _rows(spark, table, *columns: str) -> set[tuple]:
+    """Rows of a table (by name) or a DataFrame, restricted to ``columns`` (arrays as tuples)."""
+    frame = spark.table(table) if isinstance(table, str) else table
+    return {
+        tuple(tuple(map(tuple, v)) if isinstance(v, list) else v for v in row)
+        for row in frame.select(*columns).collect()
+    }
+
+
+def _registry(spark) -> set[tuple]:
+    frame = spark.table(f"{SCHEMA}.schema_drift__schema_registry")
+    return {tuple(row) for row in frame.drop("registered_at", "process_id").collect()}
+
+
+def _silver(spark) -> dict[str, Counter]:
+    tables = [t.name for t in spark.catalog.listTables(SCHEMA) if "schema_drift_silver__" in t.name]
+    return {
+        name: Counter(
+            tuple(sorted((k, repr(v)) for k, v in row.asDict().items()))
+            for row in spark.table(f"{SCHEMA}.{name}").collect()
+        )
+        for name in tables
+    }
+
+
+@pytest.fixture(scope="module")
+def built(spark, dbt):
+    """Batch 1 built, then batch 2 built: the state after both builds."""
+    _land(1)
+    dbt("build", *SELECT)
+    first = {
+        "talk_columns": spark.table(TALK).columns,
+        "registry": spark.table(f"{SCHEMA}.schema_drift__schema_registry").collect(),
+    }
+    _land(2)
+    dbt("build", *SELECT)
+    return first
+
+
+def test_talk_example_new_attribute_gives_version_two_and_a_boolean_column(spark, built):
+    assert [r.schema_version for r in built["registry"] if r.event_type == "1.1"] == [1]
+    assert "has_plugins" not in built["talk_columns"]
+    registry = spark.table(f"{SCHEMA}.schema_drift__schema_registry").where("event_type = '1.1'")
+    versions = sorted((r.schema_version, r.variation_signature) for r in registry.collect())
+    assert versions == [
+        (1, "OBJECT<event_type: STRING, user_agent: STRING>"),
+        (2, "OBJECT<event_type: STRING, has_plugins: BOOLEAN, user_agent: STRING>"),
+    ]
+    assert dict(spark.table(TALK).dtypes)["has_plugins"] == "boolean"
+    assert _rows(spark, TALK, "user_agent", "has_plugins", "_schema_version") == {
+        ("Mozilla/5.0", None, 1),
+        ("Mozilla/5.0", True, 2),
+        ("curl/8.5", None, 1),
+    }
+
+
+def test_nested_objects_flatten_and_arrays_of_objects_stay_arrays(spark, built):
+    purchase = spark.table(f"{PREFIX}purchase")
+    types = dict(purchase.dtypes)
+    assert types["device__os"] == "string"
+    assert types["device__screen__width"] == "bigint"
+    assert types["items"] == "array<struct<qty:bigint,sku:string>>"
+    # amount was an integer, then 3.5: widened to double, the table rebuilt from bronze
+    assert types["amount"] == "double"
+    assert _rows(spark, purchase, "amount", "device__os", "device__screen__width", "items") == {
+        (3.0, "linux", None, ((None, "a"),)),
+        (3.5, "ios", 390, ((2, "b"), (None, "c"))),
+    }
+    loads = spark.table(f"{SCHEMA}.schema_drift__silver_loads").where("event_type = 'purchase'")
+    assert sorted(r.write_mode for r in loads.collect()) == ["create", "rebuild"]
+
+
+def test_new_event_type_mid_run_gets_its_table(spark, built):
+    assert _rows(spark, f"{PREFIX}signup", "event_type", "email") == {("signup", "a@example.com")}
+    registry = spark.table(f"{SCHEMA}.schema_drift__schema_registry").where("event_type = 'signup'")
+    assert [(r.schema_version, r.first_load_seq) for r in registry.collect()] == [(1, 2)]
+
+
+def test_conflicts_and_malformed_lines_are_quarantined_with_reasons(spark, built):
+    quarantine = spark.table(f"{SCHEMA}.schema_drift__quarantine")
+    found = {
+        tuple(r) for r in quarantine.select("load_seq", "event_type", "quarantine_reason").collect()
+    }
+    # both purchase variations of load 2 are new: the conflicting one comes first (by hash)
+    device = "struct<os:string>"
+    assert found == {
+        (1, None, "malformed_json"),
+        (2, None, "not_an_object"),
+        (2, None, "missing_event_type"),
+        (2, "purchase", f"type_conflict:$.device:{device}->string"),
+    }
+    bronze = spark.table(f"{SCHEMA}.int_schema_drift__bronze_events")
+    assert bronze.count() == sum(len(batch) for batch in BATCHES[:2])
+    flagged = bronze.where("has_parse_error").select("payload", "parse_error").collect()
+    assert ("{not json", "malformed_json") in {tuple(row) for row in flagged}
+
+
+def test_run_summary_reconciles_per_event_type_and_load(spark, built):
+    summary = {
+        (r.event_type, r.load_seq): (
+            r.events_in,
+            r.parsed,
+            r.quarantined,
+            r.pending,
+            r.new_variations,
+            r.schema_version,
+        )
+        for r in spark.table(f"{SCHEMA}.schema_drift__run_summary").collect()
+    }
+    assert summary == {
+        ("1.1", 1): (2, 2, 0, 0, 1, 1),
+        ("purchase", 1): (1, 1, 0, 0, 1, 1),
+        ("(unknown)", 1): (1, 0, 1, 0, 0, None),
+        ("1.1", 2): (1, 1, 0, 0, 1, 2),
+        ("purchase", 2): (2, 1, 1, 0, 1, 2),
+        ("signup", 2): (1, 1, 0, 0, 1, 1),
+        ("(unknown)", 2): (2, 0, 2, 0, 0, None),
+    }
+
+
+def test_rerun_without_new_files_changes_nothing_then_appends_and_full_refresh_agrees(
+    spark, dbt, built
+):
+    registry, silver = _registry(spark), _silver(spark)
+    loads = spark.table(f"{SCHEMA}.schema_drift__silver_loads").count()
+    dbt("build", *SELECT)
+    assert _registry(spark) == registry and _silver(spark) == silver
+    assert spark.table(f"{SCHEMA}.schema_drift__silver_loads").count() == loads
+
+    _land(3)
+    dbt("build", *SELECT)
+    modes = spark.table(f"{SCHEMA}.schema_drift__silver_loads").where("to_load_seq = 3")
+    assert sorted((r.event_type, r.write_mode, r.events_written) for r in modes.collect()) == [
+        ("1.1", "append", 1),
+        ("signup", "append", 1),
+    ]
+    assert ("Safari", False) in _rows(spark, TALK, "user_agent", "has_plugins")
+    registry, silver = _registry(spark), _silver(spark)
+    dbt("build", *SELECT, "--full-refresh")
+    assert _registry(spark) == registry
+    assert _silver(spark) == silver
