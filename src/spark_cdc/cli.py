@@ -9,6 +9,7 @@ from pathlib import Path
 
 from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.generators.extracts import ExtractSpec, GeneratorError, generate_extracts
+from spark_cdc.generators.json_events import JsonEventSpec, write_batches
 
 POSITIONAL = (
     ("initial_records", int),
@@ -156,6 +157,40 @@ def _run_land(args: argparse.Namespace) -> int:
     return 0
 
 
+def _json_events_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "generate-json-events",
+        help="JSON event batches whose schemas drift (new attributes, event types, conflicts)",
+        description=(
+            "Write OUTPUT/batch_NNNN/part-00000.jsonl (one JSON event per line) and "
+            "OUTPUT/manifest.json. OUTPUT can be the schema drift landing folder "
+            "($SPARK_CDC_HOME/landing/schema_drift/events)."
+        ),
+    )
+    parser.add_argument("output", type=Path)
+    for name, value in vars(JsonEventSpec()).items():
+        option = f"--{name.replace('_', '-')}"
+        if isinstance(value, bool):
+            parser.add_argument(option, action=argparse.BooleanOptionalAction, default=value)
+        else:
+            parser.add_argument(option, type=type(value), default=value)
+    parser.add_argument("--first-batch", type=int, default=1, help="number of the first batch")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.set_defaults(handler=_run_json_events)
+
+
+def _run_json_events(args: argparse.Namespace) -> int:
+    for name in ("new_variation_rate", "malformed_rate"):
+        if not 0.0 <= getattr(args, name) <= 1.0:
+            raise GeneratorError(f"{name} must be between 0.0 and 1.0")
+    if args.events < 0 or args.event_types < 1 or args.batches < 1 or args.new_event_types < 0:
+        raise GeneratorError("events >= 0, event types >= 1, new event types >= 0, batches >= 1")
+    spec = JsonEventSpec(**{name: getattr(args, name) for name in vars(JsonEventSpec())})
+    folders = write_batches(args.output, spec, args.first_batch, not args.no_progress)
+    print(json.dumps({"batches": [str(folder) for folder in folders]}))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``spark-cdc`` argument parser."""
     parser = argparse.ArgumentParser(prog="spark-cdc", description=__doc__)
@@ -163,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     _extract_parser(commands)
     _stream_parser(commands)
     _land_parser(commands)
+    _json_events_parser(commands)
     return parser
 
 

@@ -8,6 +8,7 @@ demo from scratch each time, so running it again gives the same tables.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from spark_cdc.dbt_invoke import last_invocation_id, node_statuses, project_root
 from spark_cdc.generators.change_events import SCHEMA as CHANGE_EVENT_SCHEMA
 from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.generators.extracts import article_example, generate_extracts
+from spark_cdc.generators.json_events import JsonEventSpec, write_batches
 from spark_cdc.runtime import default_home, get_or_create_session
 
 SCHEMA = "spark_cdc"
@@ -41,6 +43,16 @@ CHANGE_EVENT_TABLES = (
     "spark_cdc.change_events__customers_run_summary",
 )
 CHANGE_EVENT_MODELS = ["stg_change_events__customers+", "stg_change_events__customers_initial+"]
+SCHEMA_DRIFT_TABLES = (
+    "landing.raw_events",
+    "spark_cdc.int_schema_drift__bronze_events",
+    "spark_cdc.schema_drift__schema_registry",
+    "spark_cdc.schema_drift__silver_loads",
+    "spark_cdc.schema_drift__quarantine",
+    "spark_cdc.schema_drift__run_summary",
+)
+SCHEMA_DRIFT_MODELS = ["stg_schema_drift__raw_events+"]
+SILVER_PREFIX = "schema_drift_silver__"
 EXAMPLE_SNAPSHOTS = (
     "customers_ts_ignore",
     "customers_ts_invalidate",
@@ -177,6 +189,83 @@ def _change_event_check(spark) -> str:
     )
 
 
+def _schema_drift_folders() -> tuple[Path, Path]:
+    """Where the job generates JSON event batches, and the landing folder of the dbt source."""
+    home = default_home()
+    return home / "generated" / "json_events", home / "landing" / "schema_drift" / "events"
+
+
+def _json_events() -> str:
+    """JSON events whose schemas drift: 30,000 events of 8 event types (+2 new) in 3 batches."""
+    generated, _ = _schema_drift_folders()
+    spec = JsonEventSpec(events=30_000, event_types=8, new_event_types=2, batches=3, seed=2026)
+    write_batches(generated, spec)
+    manifest = json.loads((generated / "manifest.json").read_text())
+    return f"events per batch={manifest['events_per_batch']} {manifest['counts']}"
+
+
+def _schema_drift_delivery(spark, batch: int) -> str:
+    """Land one generated batch folder in the landing folder, then dbt build."""
+    generated, landing = _schema_drift_folders()
+    name = f"batch_{batch:04d}"
+    shutil.copytree(generated / name, landing / name)
+    run_dbt(["build", "--select", *SCHEMA_DRIFT_MODELS])
+    rows = spark.sql(
+        f"select * from {SCHEMA}.schema_drift__run_summary "
+        f"where load_seq = (select max(load_seq) from {SCHEMA}.schema_drift__run_summary)"
+    ).collect()
+    total = {
+        key: sum(getattr(r, key) for r in rows)
+        for key in ("events_in", "parsed", "quarantined", "pending", "new_variations")
+    }
+    loads = spark.table(f"{SCHEMA}.schema_drift__silver_loads").where(
+        f"to_load_seq = {rows[0].load_seq}"
+    )
+    modes: dict[str, int] = {}
+    for row in loads.collect():
+        modes[row.write_mode] = modes.get(row.write_mode, 0) + 1
+    versions = sorted(f"{r.event_type}:v{r.schema_version}" for r in rows if r.schema_version)
+    return (
+        f"{name}: in={total['events_in']} parsed={total['parsed']} "
+        f"quarantined={total['quarantined']} pending={total['pending']} "
+        f"new variations={total['new_variations']}; silver writes {modes}; "
+        f"versions {' '.join(versions)}"
+    )
+
+
+def _schema_drift_check(spark) -> str:
+    """Counts against the generator's manifest, then a full refresh that must agree."""
+    generated, _ = _schema_drift_folders()
+    manifest = json.loads((generated / "manifest.json").read_text())
+    bronze = spark.table(f"{SCHEMA}.int_schema_drift__bronze_events")
+    malformed = bronze.where("parse_error = 'malformed_json'").count()
+    if bronze.count() != sum(manifest["events_per_batch"]) or malformed != manifest["counts"].get(
+        "malformed", 0
+    ):
+        raise RuntimeError("bronze does not hold every generated line")
+
+    def state() -> tuple[set, dict]:
+        registry = spark.table(f"{SCHEMA}.schema_drift__schema_registry")
+        tables = [t.name for t in spark.catalog.listTables(SCHEMA) if SILVER_PREFIX in t.name]
+        return (
+            {tuple(r) for r in registry.drop("registered_at", "process_id").collect()},
+            {name: spark.table(f"{SCHEMA}.{name}").count() for name in tables},
+        )
+
+    incremental = state()
+    run_dbt(["build", "--select", *SCHEMA_DRIFT_MODELS, "--full-refresh"])
+    if state() != incremental:
+        raise RuntimeError("the full refresh of the registry and silver tables differs")
+    quarantine = spark.table(f"{SCHEMA}.schema_drift__quarantine")
+    conflicts = quarantine.where("quarantine_reason like 'type_conflict%'").count()
+    return (
+        f"bronze holds all {bronze.count()} lines ({malformed} malformed, as generated); "
+        f"{len(incremental[0])} variations, {len(incremental[1])} silver tables "
+        f"({sum(incremental[1].values())} rows), {conflicts} events of conflicting variations "
+        "quarantined; the full refresh gives the same registry and silver tables"
+    )
+
+
 def main() -> int:
     """Run the job and print a summary of every step."""
     project = project_root()
@@ -187,8 +276,13 @@ def main() -> int:
         spark.sql(f"create schema if not exists {SCHEMA}")
         for name in (*EXAMPLE_SNAPSHOTS, "customers_snapshot"):
             spark.sql(f"drop table if exists {SCHEMA}.{name}")
-        for table in (*HASH_CDC_TABLES, *CHANGE_EVENT_TABLES):
+        for table in (*HASH_CDC_TABLES, *CHANGE_EVENT_TABLES, *SCHEMA_DRIFT_TABLES):
             spark.sql(f"drop table if exists {table}")
+        for table in spark.catalog.listTables(SCHEMA):
+            if table.name.startswith(SILVER_PREFIX):
+                spark.sql(f"drop table if exists {SCHEMA}.{table.name}")
+        for folder in _schema_drift_folders():
+            shutil.rmtree(folder, ignore_errors=True)
         return "dropped the demo tables: the demo replays from day 1"
 
     _step("reset", reset)
@@ -205,6 +299,13 @@ def main() -> int:
             lambda part=part: _change_event_delivery(spark, part),
         )
     _step("change events: check, then --full-refresh", lambda: _change_event_check(spark))
+    _step("generate JSON events (spark-cdc generate-json-events)", _json_events)
+    for batch in (1, 2, 3):
+        _step(
+            f"schema drift: land batch {batch}, dbt build",
+            lambda batch=batch: _schema_drift_delivery(spark, batch),
+        )
+    _step("schema drift: check, then --full-refresh", lambda: _schema_drift_check(spark))
     _step(
         "dbt snapshot (raw customers)",
         lambda: _dbt_summary(["snapshot", "-s", "customers_snapshot"]),

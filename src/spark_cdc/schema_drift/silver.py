@@ -132,10 +132,9 @@ class SilverPlan:
     done_through: int
 
 
-def _write_mode(spark: SparkSession, plan: SilverPlan, columns: list[FlatColumn]) -> str:
-    if not spark.catalog.tableExists(plan.table):
+def _write_mode(existing: StructType | None, columns: list[FlatColumn]) -> str:
+    if existing is None:
         return "create"
-    existing = spark.table(plan.table).schema
     new = StructType([StructField(column.name, column.data_type) for column in columns])
     data = StructType([item for item in existing.fields if item.name not in METADATA_COLUMNS])
     return "append" if _extends(data, new) else "rebuild"
@@ -145,6 +144,9 @@ def _write(spark: SparkSession, plan: SilverPlan, events: DataFrame, mode: str) 
     """Write one event type's rows; returns what was written."""
     rows = parse_events(events, plan.superset)
     if mode == "append":
+        # Rows above the logged load can only be left by a refresh that failed before its log
+        # was written: remove them first (a metadata-only no-op otherwise; replaceWhere costs
+        # several times more here).
         spark.sql(f"delete from {plan.table} where _load_seq > {plan.done_through}")
         rows.writeTo(plan.table).option("mergeSchema", "true").append()
         return rows
@@ -206,15 +208,16 @@ def refresh_silver(
         )
         final = finalize(plan.superset)
         columns = flatten(final if isinstance(final, StructType) else StructType([]))
-        mode = _write_mode(spark, plan, columns)
-        before = set() if mode == "create" else set(spark.table(plan.table).columns)
+        existing = spark.table(plan.table).schema if spark.catalog.tableExists(plan.table) else None
+        mode = _write_mode(existing, columns)
         source = pending if mode == "append" else events
         written = _write(spark, plan, source.where(F.col("event_type") == row.event_type), mode)
         first, events_written = row.first, row.events
-        if mode != "append":
+        if mode != "append" and (mode == "rebuild" or plan.done_through > 0):
             first, events_written = (
                 spark.table(plan.table).agg(F.min("_load_seq"), F.count(F.lit(1))).first()
             )
+        before = set() if existing is None else set(existing.names)
         out.append(
             (
                 row.event_type,
