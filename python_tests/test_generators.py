@@ -15,6 +15,7 @@ from spark_cdc.change_events.reference import resolve_reference
 from spark_cdc.cli import main as cli
 from spark_cdc.generators.change_events import SCHEMA, StreamSpec, generate_stream, write_stream
 from spark_cdc.generators.extracts import GeneratorError, plan_increment
+from spark_cdc.schema_drift.variation import hash_of
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
@@ -115,3 +116,45 @@ def test_expected_state_does_not_depend_on_delivery_order():
     assert {k: vars(v) for k, v in shuffled.state.items()} == {
         k: vars(v) for k, v in result.state.items()
     }
+
+
+def test_json_event_batches_drift_as_asked_and_are_deterministic(tmp_path):
+    args = ["--events", "3000", "--event-types", "4", "--new-event-types", "2", "--batches", "3"]
+    assert cli(["generate-json-events", str(tmp_path / "a"), *args, "--no-progress"]) == 0
+    assert cli(["generate-json-events", str(tmp_path / "b"), *args, "--no-progress"]) == 0
+    files = sorted((tmp_path / "a").glob("batch_*/part-00000.jsonl"))
+    assert [f.read_text() for f in files] == [
+        f.read_text() for f in sorted((tmp_path / "b").glob("batch_*/part-00000.jsonl"))
+    ]
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    batches = [f.read_text().splitlines() for f in files]
+    assert [len(lines) for lines in batches] == manifest["events_per_batch"] == [1000, 1000, 1000]
+    parsed, malformed = [], 0
+    for lines in batches:
+        good = []
+        for line in lines:
+            try:
+                good.append(json.loads(line))
+            except json.JSONDecodeError:
+                malformed += 1
+        parsed.append(good)
+    assert malformed == manifest["counts"].get("malformed", 0)
+    hashes = [
+        {(p["event_type"], hash_of(json.dumps(p))) for p in batch}  # variations per batch
+        for batch in parsed
+    ]
+    types = [{event_type for event_type, _ in batch} for batch in hashes]
+    assert len(types[0]) == 4 and len(types[1]) == len(types[2]) == 6
+    assert len(hashes[0]) == 4  # batch 1: the base shape of each type
+    assert all(len(h) > len(t) for h, t in zip(hashes[1:], types[1:], strict=True))
+    conflicts = manifest["counts"]["conflict_widened"] + manifest["counts"]["conflict_quarantined"]
+    assert conflicts > 0
+    assert (
+        sum(isinstance(p.get("device"), str) for p in parsed[2])
+        == manifest["counts"]["conflict_quarantined"]
+    )
+
+
+def test_json_event_cli_refuses_bad_rates(tmp_path, capsys):
+    assert cli(["generate-json-events", str(tmp_path), "--malformed-rate", "2"]) == 2
+    assert "malformed_rate must be between 0.0 and 1.0" in capsys.readouterr().err
