@@ -234,3 +234,45 @@ def test_images_with_different_columns_union_by_name(spark):
     }
     expected = resolve_reference({}, events, ROWS)
     assert state_of(history, ROWS) == expected_state(expected, ROWS)
+
+
+def test_evolving_column_sets_follow_the_registry_rules(spark):
+    """With evolve_columns, new image columns become text columns (older versions null); a
+    column set clashing by case with a known column is quarantined; runs equal a full build."""
+    batch_1 = [
+        ChangeEvent("insert", at(1), None, ("id", "name", "amount"), ("1", "a", "5")),
+        ChangeEvent("insert", at(2), None, ("id", "name", "amount"), ("2", "b", "6")),
+    ]
+    batch_2 = [
+        ChangeEvent(
+            "update", at(3), None, ("id", "name", "amount", "tier"), ("1", "a", "7", "gold"),
+            ("id",), ("1",),
+        ),
+        ChangeEvent("insert", at(4), None, ("id", "name", "tier", "note"), ("3", "c", "s", "x")),
+    ]  # fmt: skip
+    batch_3 = [
+        ChangeEvent("update", at(5), None, ("id", "Tier"), ("2", "bronze"), ("id",), ("2",)),
+        ChangeEvent("update", at(6), None, ("id", "amount"), ("3", "9"), ("id",), ("3",)),
+    ]
+    config = SourceConfig("rows", ROWS, evolve_columns=True)
+    ledger, history = run_incrementally(
+        spark, [[(1, batch_1)], [(2, batch_2)], [(3, batch_3)]], config
+    )
+    _, full = run_incrementally(spark, [[(1, batch_1), (2, batch_2), (3, batch_3)]], config)
+    evolved = ROWS.with_columns({"tier": "string", "note": "string"})
+    expected = {
+        (1,): (1, "a", 7, "gold", None, at(1), at(3), "update"),
+        (2,): (2, "b", 6, None, None, at(2), at(2), "insert"),
+        (3,): (3, None, 9, None, None, at(4), at(6), "update"),
+    }
+    assert state_of(history, evolved) == state_of(full, evolved) == expected
+    valid = [e for e in batch_1 + batch_2 + batch_3 if "Tier" not in e.column_names]
+    assert expected_state(resolve_reference({}, valid, evolved), evolved) == expected
+    assert versions_of(history, evolved) == versions_of(full, evolved)
+    clash = ledger.where("status = 'quarantined'").select("quarantine_reason").collect()
+    assert [row[0] for row in clash] == ["name_collision:$.tier:$.Tier"]
+    # without evolve_columns the same stream ignores the undeclared columns
+    _, plain = run_incrementally(
+        spark, [[(1, batch_1), (2, batch_2), (3, batch_3)]], SourceConfig("rows", ROWS)
+    )
+    assert "tier" not in plain.columns

@@ -1,6 +1,6 @@
 """Current state of the customer balances source, merged from the versions its run changed."""
 
-from spark_cdc.change_events.pipeline import SourceConfig
+from spark_cdc.change_events.pipeline import SourceConfig, evolved_config
 from spark_cdc.change_events.resolve import current_changes, current_rows
 from spark_cdc.dbt_context import process_id
 
@@ -8,7 +8,8 @@ from spark_cdc.dbt_context import process_id
 def model(dbt, session):
     dbt.config(materialized="incremental", incremental_strategy="merge")
     meta = dbt.config.get("meta")
-    config = SourceConfig.from_mapping("customers", meta["change_events"])
+    declared = SourceConfig.from_mapping("customers", meta["change_events"])
+    config = evolved_config(declared, dbt.ref("int_change_events__customers_ledger"))
     history = dbt.ref("change_events__customers_history")
     if not dbt.is_incremental:
         return current_rows(history, config.schema)

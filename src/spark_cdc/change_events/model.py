@@ -125,6 +125,10 @@ class TargetSchema:
             raise ChangeEventConfigError("'key_columns' must list the key column names")
         return cls({str(k): str(v).lower() for k, v in columns.items()}, tuple(map(str, keys)))
 
+    def with_columns(self, extra: Mapping[str, str]) -> TargetSchema:
+        """This schema with ``extra`` columns (name -> Spark type) after its own."""
+        return TargetSchema({**self.columns, **extra}, self.keys)
+
     def cast(self, column: str, text: str | None) -> Any:
         """The typed value (plain-Python model of Spark's try_cast for the simple types).
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -32,6 +32,14 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from spark_cdc.cache_slots import keep
+from spark_cdc.change_events.evolution import (
+    Discovery,
+    column_sets,
+    conflict_reason,
+    discover,
+    evolved_schema,
+    with_discovered_images,
+)
 from spark_cdc.change_events.model import ChangeEventConfigError, TargetSchema
 from spark_cdc.change_events.normalize import REASON, normalize_events
 from spark_cdc.change_events.resolve import VERSION_COLUMNS, resolve_versions
@@ -61,13 +69,31 @@ class SourceConfig:
     name: str
     schema: TargetSchema
     allowed_lateness: timedelta | None = None
+    evolve_columns: bool = False
 
     @classmethod
     def from_mapping(cls, name: str, raw: Mapping[str, Any]) -> SourceConfig:
-        """From YAML: columns, key_columns, allowed_lateness (optional)."""
+        """From YAML: columns, key_columns, allowed_lateness and evolve_columns (optional)."""
+        evolve = str(raw.get("evolve_columns", False)).strip().lower() in {"true", "1", "yes"}
         return cls(
-            name, TargetSchema.from_mapping(raw), parse_lateness(raw.get("allowed_lateness"))
+            name,
+            TargetSchema.from_mapping(raw),
+            parse_lateness(raw.get("allowed_lateness")),
+            evolve,
         )
+
+
+def discovery_of(events: DataFrame, config: SourceConfig) -> Discovery:
+    """The source's discovered columns and conflicting column sets (none unless evolving)."""
+    if not config.evolve_columns:
+        return Discovery((), {})
+    return discover(config.schema, column_sets(events))
+
+
+def evolved_config(config: SourceConfig, ledger: DataFrame) -> SourceConfig:
+    """The source with its target schema grown by the columns its ledger's events brought."""
+    discovery = discovery_of(ledger, config)
+    return replace(config, schema=evolved_schema(config.schema, discovery))
 
 
 def _watermarks(batches: DataFrame, lateness: timedelta | None) -> DataFrame:
@@ -91,7 +117,12 @@ def ledger_increment(
     # Kept: read by the per-batch watermarks and by the ledger rows, and filtered on its reason
     # (which the optimizer would otherwise inline into every filter).
     events = keep(normalize_events(feed, config.schema), "change_events.ledger_events")
-    valid_ts = F.col(REASON).isNull() | (F.col(REASON) == "too_late")
+    # Events quarantined for their column set still tell how far the source's time has got.
+    valid_ts = (
+        F.col(REASON).isNull()
+        | (F.col(REASON) == "too_late")
+        | F.col(REASON).startswith("name_collision:")
+    )
     per_batch = events.where(valid_ts).groupBy(BATCH).agg(F.max("event_ts").alias("batch_max_ts"))
     if prior is not None:
         earlier = prior.where(valid_ts).groupBy(BATCH).agg(F.max("event_ts").alias("batch_max_ts"))
@@ -101,6 +132,12 @@ def ledger_increment(
     events = events.join(F.broadcast(marks), BATCH, "left")
     late = F.col(REASON).isNull() & (F.col("event_ts") < F.col("watermark"))
     events = events.withColumn(REASON, F.when(late, F.lit("too_late")).otherwise(F.col(REASON)))
+    if config.evolve_columns:
+        columns = [BATCH, "column_names", REASON]
+        known = events.select(*columns)
+        known = known if prior is None else prior.select(*columns).unionByName(known)
+        conflict = conflict_reason(discovery_of(known, config))
+        events = events.withColumn(REASON, F.coalesce(F.col(REASON), conflict))
     first = Window.partitionBy("event_fingerprint", F.col(REASON).isNull()).orderBy(BATCH)
     repeated = F.col(REASON).isNull() & (F.row_number().over(first) > 1)
     events = events.withColumn("_repeated", repeated)
@@ -137,7 +174,7 @@ def initial_versions(initial: DataFrame, schema: TargetSchema, process_id: str) 
         F.col("last_change_type") if "last_change_type" in initial.columns else F.lit("insert")
     )
     return initial.select(
-        *(F.col(c).cast(t).alias(c) for c, t in schema.columns.items()),
+        *_columns(initial, schema),
         F.col("created_at").cast("timestamp"),
         F.col("updated_at").cast("timestamp").alias("valid_from"),
         F.lit(None).cast("timestamp").alias("valid_to"),
@@ -150,6 +187,14 @@ def initial_versions(initial: DataFrame, schema: TargetSchema, process_id: str) 
         F.lit(False).alias("is_ambiguous"),
         F.lit(process_id).alias("process_id"),
     )
+
+
+def _columns(frame: DataFrame, schema: TargetSchema) -> list:
+    """The target columns of ``frame``, cast; null for columns it does not have (yet)."""
+    return [
+        (F.col(c) if c in frame.columns else F.lit(None)).cast(t).alias(c)
+        for c, t in schema.columns.items()
+    ]
 
 
 def _touched_keys(events: DataFrame, schema: TargetSchema) -> DataFrame:
@@ -172,8 +217,13 @@ def history_increment(
 ) -> DataFrame:
     """History versions to merge (on the key columns and version_id) after the run ``process_id``
     added its rows to ``ledger``; all versions when ``prior`` is None (a full build)."""
+    declared = config.schema
+    config = evolved_config(config, ledger)
     schema = config.schema
-    applied = ledger.where(F.col("status") == "applied")
+    discovered = [c for c in schema.columns if c not in declared.columns]
+    applied = with_discovered_images(
+        ledger.where(F.col("status") == "applied"), declared, discovered
+    )
     new_rows = ledger.where(F.col("process_id") == process_id)
     horizon = None
     if prior is not None:
@@ -191,7 +241,11 @@ def history_increment(
         _touched_keys(events, schema), list(schema.keys), "left_semi"
     )
     return _resolved(
-        events, base.select(*schema.columns, *VERSION_COLUMNS), config, high_dttm, process_id
+        events,
+        base.select(*_columns(base, schema), *VERSION_COLUMNS),
+        config,
+        high_dttm,
+        process_id,
     )
 
 
@@ -206,4 +260,5 @@ def _resolved(
 def merge_versions(prior: DataFrame, changes: DataFrame, schema: TargetSchema) -> DataFrame:
     """What MERGE on (keys, version_id) leaves: ``changes`` replace or add rows of ``prior``."""
     on = [*schema.keys, "version_id"]
-    return prior.join(changes.select(*on), on, "left_anti").unionByName(changes)
+    kept = prior.join(changes.select(*on), on, "left_anti")
+    return kept.unionByName(changes, allowMissingColumns=True)

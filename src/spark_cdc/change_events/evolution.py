@@ -1,0 +1,103 @@
+"""Columns of a change-event source that are not declared: discovered by the registry's rules.
+
+With ``evolve_columns: true`` a source's target grows with the columns its images bring. The
+column set of an image is a variation (as a JSON payload's attribute set is, see
+spark_cdc.schema_drift): the distinct sorted column-name sets of the valid insert and update
+events are taken in order of their first batch (then by name), and each is added to the
+superset of the declared columns with :func:`spark_cdc.schema_drift.inference.evolve`:
+
+- a new name becomes a target column of type ``string`` (the values are text as delivered: the
+  widest type of the widening chain, so a discovered column never changes type between runs and
+  an incremental run equals a full rebuild; declare a column to type it);
+- a column set holding a name equal ignoring case to an earlier column (or to a column of the
+  history table) conflicts: its events are quarantined with ``name_collision:<a>:<b>``.
+
+Declared columns keep their declared types. The ledger keeps the images of the declared columns;
+the discovered columns are read from the raw names and values when versions are resolved.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+from spark_cdc.change_events.model import TargetSchema
+from spark_cdc.change_events.normalize import REASON, _text
+from spark_cdc.change_events.resolve import VERSION_COLUMNS
+from spark_cdc.schema_drift.inference import evolve
+
+BATCH = "_batch_id"
+RESERVED = (*VERSION_COLUMNS, "updated_at", "last_change_type", "row_hash", "_is_deleted")
+DISCOVERED_TYPE = "string"
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """Discovered columns (in order) and the column sets that conflict (sorted names → reason)."""
+
+    columns: tuple[str, ...]
+    conflicts: dict[tuple[str, ...], str]
+
+
+def column_sets(events: DataFrame) -> list[tuple[int, tuple[str, ...]]]:
+    """(first batch, sorted column names) of the image column sets of valid events."""
+    valid = events.where(F.col(REASON).isNull() & F.col("column_names").isNotNull())
+    rows = (
+        valid.groupBy(F.array_sort("column_names").alias("names"))
+        .agg(F.min(BATCH).alias("first"))
+        .collect()
+    )
+    return sorted((row.first, tuple(row.names)) for row in rows)
+
+
+def discover(schema: TargetSchema, sets: Sequence[tuple[int, tuple[str, ...]]]) -> Discovery:
+    """Apply the registry's rules to the column sets, in the given order."""
+    declared = StructType([StructField(name, StringType()) for name in schema.columns])
+    prototypes = [(json.dumps(names), json.dumps(dict.fromkeys(names, ""))) for _, names in sets]
+    outcome = evolve(declared, prototypes, RESERVED)
+    columns = tuple(
+        field.name for field in outcome.superset.fields if field.name not in schema.columns
+    )
+    conflicts = {tuple(json.loads(key)): reason for key, reason in outcome.conflicts.items()}
+    # evolve sorts a superset's fields by name: keep the order in which columns appeared.
+    first_seen: dict[str, int] = {}
+    for position, (_, names) in enumerate(sets):
+        if tuple(names) in conflicts:
+            continue
+        for name in names:
+            first_seen.setdefault(name, position)
+    columns = tuple(sorted(columns, key=lambda name: (first_seen[name], name)))
+    return Discovery(columns, conflicts)
+
+
+def evolved_schema(schema: TargetSchema, discovery: Discovery) -> TargetSchema:
+    """The target schema with the discovered columns (as text) after the declared ones."""
+    return schema.with_columns(dict.fromkeys(discovery.columns, DISCOVERED_TYPE))
+
+
+def conflict_reason(discovery: Discovery) -> Column:
+    """The quarantine reason of an event whose column set conflicts (null otherwise)."""
+    reason: Column = F.lit(None).cast("string")
+    names = F.array_sort("column_names")
+    for conflict, text in discovery.conflicts.items():
+        reason = F.when(names == F.array(*map(F.lit, conflict)), F.lit(text)).otherwise(reason)
+    return reason
+
+
+def with_discovered_images(events: DataFrame, declared: TargetSchema, columns: Sequence[str]):
+    """Events whose image also holds the discovered columns (text, first occurrence)."""
+    if not columns:
+        return events
+    image = F.when(
+        F.col("image").isNotNull(),
+        F.struct(
+            *(F.col("image").getField(name).alias(name) for name in declared.columns),
+            *(_text("column_names", "column_values", name).alias(name) for name in columns),
+        ),
+    )
+    return events.withColumn("image", image)
