@@ -16,6 +16,7 @@ def model(dbt, session):
         bronze,
         registry,
         log,
+        str(dbt.this),
         dbt.this.schema,
         meta["schema_drift"]["silver_table_prefix"],
         process_id(session),

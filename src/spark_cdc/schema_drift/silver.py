@@ -11,16 +11,20 @@ parses their payloads with the latest superset (``from_json``), flattens nested 
 - a column's type widened (bigint → double → string): the table is rebuilt from bronze, all
   its events parsed with the new superset, in one atomic replace (readers never see it empty).
 
-Appends first delete rows above the last logged load, so a refresh that failed after writing a
-table and before its log was written is repeated without duplicates. A payload that does not fit
-the superset would be a broken invariant (its variation is part of it): the write fails with the
-payload instead of storing nulls.
+An incremental refresh with work to do first appends a ``started`` row for itself to the log; its
+other log rows are written when it completes. When the latest started refresh has no other rows
+it failed after writing some tables: the next refresh deletes, before each append, the rows
+above the table's last logged load, so it repeats without duplicates (otherwise no delete is
+needed and none is run). Without a log (first run, ``--full-refresh``) existing tables are
+rebuilt. A payload that does not fit the superset would be a broken invariant (its variation is
+part of it): the write fails with the payload instead of storing nulls.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -49,6 +53,7 @@ METADATA_COLUMNS = (
     "_schema_version",
 )
 _UNFIT = "__payload_unfit_for_superset__"
+STARTED = "started"
 _SIMPLE_TYPE_NAME = re.compile(r"[a-z0-9_]+")
 
 LOG_SCHEMA = StructType(
@@ -140,14 +145,23 @@ def _write_mode(existing: StructType | None, columns: list[FlatColumn]) -> str:
     return "append" if _extends(data, new) else "rebuild"
 
 
-def _write(spark: SparkSession, plan: SilverPlan, events: DataFrame, mode: str) -> DataFrame:
+def _interrupted(log: DataFrame) -> bool:
+    """Whether the latest started refresh in the log wrote no other rows (it failed)."""
+    latest = log.where(F.col("write_mode") == STARTED).orderBy(F.col("loaded_at").desc()).first()
+    if latest is None:
+        return False
+    done = log.where((F.col("loaded_at") == latest.loaded_at) & (F.col("write_mode") != STARTED))
+    return done.isEmpty()
+
+
+def _write(
+    spark: SparkSession, plan: SilverPlan, events: DataFrame, mode: str, recovering: bool
+) -> DataFrame:
     """Write one event type's rows; returns what was written."""
     rows = parse_events(events, plan.superset)
     if mode == "append":
-        # Rows above the logged load can only be left by a refresh that failed before its log
-        # was written: remove them first (a metadata-only no-op otherwise; replaceWhere costs
-        # several times more here).
-        spark.sql(f"delete from {plan.table} where _load_seq > {plan.done_through}")
+        if recovering:  # rows above the logged load may be left by the failed refresh
+            spark.sql(f"delete from {plan.table} where _load_seq > {plan.done_through}")
         rows.writeTo(plan.table).option("mergeSchema", "true").append()
         return rows
     writer = rows.writeTo(plan.table).using("delta")
@@ -161,11 +175,15 @@ def refresh_silver(
     bronze: DataFrame,
     registry: DataFrame,
     log: DataFrame | None,
+    log_table: str,
     database: str,
     prefix: str,
     process_id: str | None,
+    writers: int = 4,
 ) -> DataFrame:
-    """Bring every event type's silver table up to the registry; returns this run's log rows."""
+    """Bring every event type's silver table up to the registry; returns this run's log rows.
+
+    ``writers`` event types are written at a time (their tables are independent)."""
     through = registered_through(registry)
     accepted = registry.where(F.col("status") == ACCEPTED)
     latest = {
@@ -184,10 +202,22 @@ def refresh_silver(
         through_per_type = log.groupBy("event_type").agg(F.max("to_load_seq").alias("through"))
         done = {row.event_type: row.through for row in through_per_type.collect()}
     done_frame = spark.createDataFrame(list(done.items()), "event_type string, done long")
+    needed = [
+        *KEY,
+        "schema_version",
+        "load_seq",
+        "ingested_at",
+        "source_file",
+        "batch_id",
+        "payload",
+    ]
+    # Sorted by event type inside each partition, so that each cached batch holds one or a few
+    # types and the per-type filters below skip the others by the cache's batch statistics.
     pending = keep(
-        events.join(F.broadcast(done_frame), "event_type", "left").where(
-            F.col("load_seq") > F.coalesce(F.col("done"), F.lit(0))
-        ),
+        events.join(F.broadcast(done_frame), "event_type", "left")
+        .where(F.col("load_seq") > F.coalesce(F.col("done"), F.lit(0)))
+        .select(*needed)
+        .sortWithinPartitions("event_type"),
         "schema_drift.pending",
     )
     counts = pending.groupBy("event_type").agg(
@@ -196,42 +226,55 @@ def refresh_silver(
         F.count(F.lit(1)).alias("events"),
     )
     now = spark.sql("select localtimestamp() as now").first().now
-    out = []
-    for row in sorted(counts.collect(), key=lambda r: r.event_type):
+    tables = {row.tableName for row in spark.sql(f"show tables in {database}").collect()}
+    todo = sorted(counts.collect(), key=lambda r: r.event_type)
+    names = {row.event_type: f"{prefix}{table_suffix(row.event_type)}" for row in todo}
+    recovering = log is not None and _interrupted(log)
+    if log is not None and todo:
+        started = ("", "", 0, STARTED, 0, 0, 0, 0, [], now, process_id)
+        spark.createDataFrame([started], LOG_SCHEMA).writeTo(log_table).append()
+
+    def refresh_one(row) -> tuple:
         version, superset_json = latest[row.event_type]
         plan = SilverPlan(
             row.event_type,
-            f"{database}.{prefix}{table_suffix(row.event_type)}",
+            f"{database}.{names[row.event_type]}",
             version,
             schema_from_json(superset_json),
             done.get(row.event_type, 0),
         )
         final = finalize(plan.superset)
         columns = flatten(final if isinstance(final, StructType) else StructType([]))
-        existing = spark.table(plan.table).schema if spark.catalog.tableExists(plan.table) else None
-        mode = _write_mode(existing, columns)
-        source = pending if mode == "append" else events
-        written = _write(spark, plan, source.where(F.col("event_type") == row.event_type), mode)
+        exists = names[row.event_type].lower() in tables
+        existing = spark.table(plan.table).schema if exists else None
+        mode = _write_mode(existing, columns) if log is not None or not exists else "rebuild"
+        whole = mode == "rebuild" or (mode == "create" and plan.done_through > 0)
+        source = events if whole else pending
+        rows = source.where(F.col("event_type") == row.event_type)
+        written = _write(spark, plan, rows, mode, recovering)
         first, events_written = row.first, row.events
         if mode != "append" and (mode == "rebuild" or plan.done_through > 0):
             first, events_written = (
                 spark.table(plan.table).agg(F.min("_load_seq"), F.count(F.lit(1))).first()
             )
         before = set() if existing is None else set(existing.names)
-        out.append(
-            (
-                row.event_type,
-                plan.table,
-                version,
-                mode,
-                first,
-                row.last,
-                events_written,
-                len(columns),
-                sorted(set(written.columns) - before - set(METADATA_COLUMNS)),
-                now,
-                process_id,
-            )
+        return (
+            row.event_type,
+            plan.table,
+            version,
+            mode,
+            first,
+            row.last,
+            events_written,
+            len(columns),
+            sorted(set(written.columns) - before - set(METADATA_COLUMNS)),
+            now,
+            process_id,
         )
+
+    # Each event type's table is written by its own small jobs and Delta commit, mostly driver
+    # work: a few at a time keep both cores busy.
+    with ThreadPoolExecutor(max_workers=writers) as pool:
+        out = list(pool.map(refresh_one, todo))
     release("schema_drift.pending")
     return spark.createDataFrame(out, LOG_SCHEMA)
