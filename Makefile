@@ -33,6 +33,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_snapshot.py --rows 1000000
 	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_hash_cdc.py
 	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_change_events.py
+	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_schema_drift.py
 
 docs: setup
 	$(BIN)/dbt docs generate

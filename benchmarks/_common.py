@@ -9,7 +9,7 @@ import resource
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,3 +82,11 @@ def peak_mib(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def timed(action: Callable[[], object], pid: int) -> tuple[float, float]:
+    """Wall seconds of ``action`` and the peak resident memory (MiB) of ``pid`` during it."""
+    reset_peak(pid)
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started, peak_mib(pid)

@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import peak_mib, peak_rss_mib, reset_peak, save_results
+from _common import peak_rss_mib, save_results, timed
 from baselines import article_change_event_resolver
 
 from spark_cdc.change_events.pipeline import (
@@ -191,13 +191,6 @@ def _check_reference(spark, work: Path, expected) -> None:
         raise AssertionError(f"the project differs from the reference on {wrong} keys")
 
 
-def _timed(action, spark, pid: int) -> tuple[float, float]:
-    reset_peak(pid)
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started, peak_mib(pid)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000, 5_000_000])
@@ -215,7 +208,7 @@ def main() -> int:
             started = time.perf_counter()
             expected = _write_inputs(size, work, with_expected=size <= args.reference_up_to)
             print(f"[{size:,} events] generated in {time.perf_counter() - started:.0f} s")
-            project_s, project_mib = _timed(lambda w=work: _project(spark, w), spark, pid)
+            project_s, project_mib = timed(lambda w=work: _project(spark, w), pid)
             if expected is not None:
                 _check_reference(spark, work, expected)
             row = {
@@ -225,14 +218,14 @@ def main() -> int:
                 "project_peak_jvm_mib": round(project_mib),
                 "reference_checked": expected is not None,
             }
-            pipeline_s, pipeline_mib = _timed(lambda w=work: _pipeline(spark, w), spark, pid)
+            pipeline_s, pipeline_mib = timed(lambda w=work: _pipeline(spark, w), pid)
             row.update(
                 pipeline_s=round(pipeline_s, 1),
                 pipeline_events_per_s=round(size / pipeline_s),
                 pipeline_peak_jvm_mib=round(pipeline_mib),
             )
             if size <= args.baseline_up_to:
-                baseline_s, baseline_mib = _timed(lambda w=work: _baseline(spark, w), spark, pid)
+                baseline_s, baseline_mib = timed(lambda w=work: _baseline(spark, w), pid)
                 row.update(
                     baseline_s=round(baseline_s, 1),
                     baseline_events_per_s=round(size / baseline_s),

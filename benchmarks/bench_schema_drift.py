@@ -22,11 +22,10 @@ import argparse
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import peak_mib, reset_peak, save_results
+from _common import save_results, timed
 from baselines import naive_schema_inference
 from delta.tables import DeltaTable
 from pyspark.sql import functions as F
@@ -81,13 +80,6 @@ def _silver_rows(spark, prefix: str) -> int:
     return sum(spark.table(f"{DATABASE}.{name}").count() for name in tables)
 
 
-def _timed(spark, pid: int, action) -> tuple[float, float]:
-    reset_peak(pid)
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started, peak_mib(pid)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000, help="events per batch")
@@ -113,16 +105,16 @@ def main() -> int:
         spark.sql(f"create database {DATABASE}")
         figures: dict[str, dict[str, float]] = {}
         for number, folder in enumerate(folders, start=1):
-            seconds, peak = _timed(spark, pid, lambda folder=folder: _ingest(spark, folder))
+            seconds, peak = timed(lambda folder=folder: _ingest(spark, folder), pid)
             figures[f"bronze_{number}"] = {"seconds": seconds, "peak_mib": peak}
-            seconds, peak = _timed(spark, pid, lambda: _project_refresh(spark))
+            seconds, peak = timed(lambda: _project_refresh(spark), pid)
             figures[f"project_{number}"] = {"seconds": seconds, "peak_mib": peak}
             events = spark.table(BRONZE).where(f"load_seq = {number}")
 
             def naive(events=events) -> None:
                 naive_schema_inference.refresh(spark, events, DATABASE)
 
-            seconds, peak = _timed(spark, pid, naive)
+            seconds, peak = timed(naive, pid)
             figures[f"baseline_{number}"] = {"seconds": seconds, "peak_mib": peak}
             for name, values in figures.items():
                 if name.endswith(str(number)):
