@@ -80,3 +80,28 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     dbt("build", *SELECT, "--full-refresh")
     assert _current(spark) == _expected(folder)
     assert Counter(map(tuple, spark.table(HISTORY).drop("process_id").collect())) == history
+
+
+def test_a_new_image_column_reaches_history_and_current(spark, dbt, stream, tmp_path):
+    """evolve_columns is on for the customer source: a column the target does not declare
+    becomes a text column of both tables, null in every other row."""
+    key = spark.table(CURRENT).agg({"id": "min"}).first()[0]
+    event = {
+        "change_type": "update",
+        "event_ts": "2027-01-01 00:00:00",
+        "event_seq": None,
+        "column_names": ["id", "name", "amount", "tier"],
+        "column_values": [str(key), "renamed", "1", "gold"],
+        "old_key_names": ["id"],
+        "old_key_values": [str(key)],
+    }
+    path = tmp_path / "batch-with-tier.jsonl"
+    path.write_text(json.dumps(event) + "\n", encoding="utf-8")
+    land_batch_files(spark, FEED, [path])
+    dbt("build", *SELECT)
+    current = spark.table(CURRENT)
+    assert dict(current.dtypes)["tier"] == "string" and "_is_deleted" not in current.columns
+    assert [
+        tuple(r) for r in current.where("tier is not null").select("id", "amount", "tier").collect()
+    ] == [(key, 1, "gold")]
+    assert spark.table(HISTORY).where("tier is not null").count() == 1

@@ -101,3 +101,13 @@ def with_discovered_images(events: DataFrame, declared: TargetSchema, columns: S
         ),
     )
     return events.withColumn("image", image)
+
+
+def add_missing_columns(spark, table: str, schema: TargetSchema) -> list[str]:
+    """Add to ``table`` the target columns it lacks (discovered since it was written)."""
+    present = {name.lower() for name in spark.table(table).columns}
+    missing = [(c, t) for c, t in schema.columns.items() if c.lower() not in present]
+    if missing:
+        columns = ", ".join(f"`{c}` {t}" for c, t in missing)
+        spark.sql(f"alter table {table} add columns ({columns})")
+    return [c for c, _ in missing]
