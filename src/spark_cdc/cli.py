@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.generators.extracts import ExtractSpec, GeneratorError, generate_extracts
@@ -80,6 +81,21 @@ def _run_extracts(args: argparse.Namespace) -> int:
     return 0
 
 
+def _spec_options(parser: argparse.ArgumentParser, defaults: object) -> None:
+    """One ``--option`` per field of a generator spec dataclass, defaulting to its value."""
+    for name, value in vars(defaults).items():
+        option = f"--{name.replace('_', '-')}"
+        if isinstance(value, bool):
+            parser.add_argument(option, action=argparse.BooleanOptionalAction, default=value)
+        else:
+            parser.add_argument(option, type=type(value), default=value)
+
+
+def _spec_from(args: argparse.Namespace, spec_class: type) -> Any:
+    """The generator spec of the parsed options."""
+    return spec_class(**{name: getattr(args, name) for name in vars(spec_class())})
+
+
 def _stream_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "generate-change-events",
@@ -90,9 +106,7 @@ def _stream_parser(commands: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("output", type=Path)
-    defaults = StreamSpec()
-    for name, value in vars(defaults).items():
-        parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
+    _spec_options(parser, StreamSpec())
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.set_defaults(handler=_run_stream)
 
@@ -109,7 +123,7 @@ def _run_stream(args: argparse.Namespace) -> int:
             raise GeneratorError(f"{name} must be between 0.0 and 1.0")
     if args.events < 0 or args.initial_rows < 0 or args.batches < 1:
         raise GeneratorError("events and initial rows must be >= 0, batches >= 1")
-    spec = StreamSpec(**{name: getattr(args, name) for name in vars(StreamSpec())})
+    spec = _spec_from(args, StreamSpec)
     manifest = write_stream(spec, args.output, show_progress=not args.no_progress)
     print(json.dumps(manifest))
     return 0
@@ -168,12 +182,7 @@ def _json_events_parser(commands: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("output", type=Path)
-    for name, value in vars(JsonEventSpec()).items():
-        option = f"--{name.replace('_', '-')}"
-        if isinstance(value, bool):
-            parser.add_argument(option, action=argparse.BooleanOptionalAction, default=value)
-        else:
-            parser.add_argument(option, type=type(value), default=value)
+    _spec_options(parser, JsonEventSpec())
     parser.add_argument("--first-batch", type=int, default=1, help="number of the first batch")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.set_defaults(handler=_run_json_events)
@@ -185,7 +194,7 @@ def _run_json_events(args: argparse.Namespace) -> int:
             raise GeneratorError(f"{name} must be between 0.0 and 1.0")
     if args.events < 0 or args.event_types < 1 or args.batches < 1 or args.new_event_types < 0:
         raise GeneratorError("events >= 0, event types >= 1, new event types >= 0, batches >= 1")
-    spec = JsonEventSpec(**{name: getattr(args, name) for name in vars(JsonEventSpec())})
+    spec = _spec_from(args, JsonEventSpec)
     folders = write_batches(args.output, spec, args.first_batch, not args.no_progress)
     print(json.dumps({"batches": [str(folder) for folder in folders]}))
     return 0
