@@ -90,6 +90,18 @@ def test_operation_counts_match_the_generator_exactly(spark, three_days):
     assert current.where("operation = 'D'").count() == 4_000
 
 
+def test_delta_statistics_cover_the_operation_and_date_only(spark, three_days):
+    def stats_columns(table: str) -> str:
+        properties = spark.sql(f"show tblproperties spark_cdc.{table}").collect()
+        return {r.key: r.value for r in properties}.get("delta.dataSkippingStatsColumns")
+
+    assert stats_columns("hash_cdc__synthetic_current") == "operation,eff_start_date"
+    assert stats_columns("hash_cdc__synthetic_history") == "operation"
+    # The session default is set for the model's own write only.
+    setting = "spark.databricks.delta.properties.defaults.dataSkippingStatsColumns"
+    assert spark.conf.get(setting, None) is None
+
+
 def test_sensitive_columns_live_in_their_own_table(spark, three_days):
     current = spark.table("spark_cdc.hash_cdc__synthetic_current")
     assert "attr_10" not in current.columns

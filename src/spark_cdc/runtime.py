@@ -63,6 +63,9 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
         "spark.sql.adaptive.coalescePartitions.enabled": "true",
         # Broadcast a join side at run time when it turns out small (a delta extract's changes).
         "spark.sql.adaptive.autoBroadcastJoinThreshold": "64m",
+        # Cached tables are kept uncompressed: CPU, not memory, is what a small machine lacks
+        # (hashes and UUIDs hardly compress; compressing them cost about as much as staging).
+        "spark.sql.inMemoryColumnarStorage.compressed": "false",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",

@@ -3,6 +3,7 @@
     incremental_strategy='insert_overwrite',
     pre_hook="{{ hash_cdc_rewind('eff_start_date') }}",
     partition_by=['eff_start_date'],
+    tblproperties={'delta.dataSkippingStatsColumns': 'operation'},
     on_schema_change='append_new_columns'
 ) }}
 

@@ -1,8 +1,9 @@
 """Stages 2-4: compare an extract with the current state and derive the new current state.
 
 One full outer join on ``key_hash`` between the incoming hashes and the current hashes decides
-each key's operation; payloads are then joined back only where needed (I/U from the extract,
-broadcast by adaptive execution when the extract is small; N/D/X from the current table).
+each key's operation; each key's payload is then joined back from the side it comes from (I/U
+from the extract, N/D/X from the current table) in one hash join whose hashed side is the narrow
+decided rows.
 
 | incoming | current row (operation)     | mode  | new operation | eff_start_date    |
 |----------|-----------------------------|-------|---------------|-------------------|
@@ -27,6 +28,18 @@ from pyspark.sql import functions as F
 from spark_cdc.hash_cdc.config import DatasetConfig
 
 OPERATIONS = ("I", "U", "D", "X", "N")
+# Delta keeps file statistics on the operation and the date only: hashes and payload values are
+# spread over every file, so statistics on them would never skip one, and collecting them costs
+# about a third of a write. The history is partitioned by the date (no statistics on it).
+TABLE_PROPERTIES = {"delta.dataSkippingStatsColumns": "operation,eff_start_date"}
+HISTORY_TABLE_PROPERTIES = {"delta.dataSkippingStatsColumns": "operation"}
+
+
+def property_defaults(properties: dict[str, str]) -> dict[str, str]:
+    """Session settings under which Delta gives new tables ``properties`` (a dbt Python model
+    cannot pass table properties to the write dbt makes of its result)."""
+    prefix = "spark.databricks.delta.properties.defaults."
+    return {prefix + name.removeprefix("delta."): value for name, value in properties.items()}
 
 
 def current_columns(config: DatasetConfig) -> list[str]:
@@ -76,10 +89,12 @@ def apply_extract(
         F.when(changed_now, eff).otherwise(F.col("cur_eff")).alias("eff_start_date"),
     )
 
-    # When the extract is small (a delta extract), adaptive execution broadcasts this side.
-    from_incoming = decided.where(F.col("operation").isin("I", "U"))
-    new_rows = incoming.select(*payload, *meta).join(from_incoming, "key_hash", "inner")
-    kept = previous.select(*payload, *meta).join(
-        decided.where(~F.col("operation").isin("I", "U")), "key_hash", "inner"
+    # The payloads are joined back in one join: each key takes its row from the extract (I, U)
+    # or from the current table (N, D, X). The decided rows (narrow, one per key of either side)
+    # are hashed per partition; the wide payload rows are streamed through, never sorted.
+    decided = decided.select("*", F.col("operation").isin("I", "U").alias("_from_incoming"))
+    payloads = incoming.select(*payload, *meta, F.lit(True).alias("_from_incoming")).unionByName(
+        previous.select(*payload, *meta, F.lit(False).alias("_from_incoming"))
     )
-    return new_rows.unionByName(kept).select(*payload, *meta, "operation", "eff_start_date")
+    rejoined = payloads.join(decided.hint("shuffle_hash"), ["key_hash", "_from_incoming"])
+    return rejoined.select(*payload, *meta, "operation", "eff_start_date")
