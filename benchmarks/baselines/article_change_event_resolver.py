@@ -12,8 +12,10 @@ Kept as the article describes it, for the benchmark only:
 
 Known limits (the benchmark counts the keys where its table differs from the project's): ties on
 timestamp are broken arbitrarily (no sequence), a later event on a key hides an earlier update
-that moved the row away from that key (the moved row is lost), created_at is not tracked, and
-each pass recomputes the growing plan.
+that moved the row away from that key (the moved row is lost), a key-change chain leaves a row
+at every key it passed through (A->B->C->D on a row A gives rows B, C and D: a pass re-keys every
+update at once, so it stops after a few passes), created_at is not tracked, and each pass
+recomputes the growing plan.
 """
 
 from __future__ import annotations
