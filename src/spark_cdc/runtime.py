@@ -63,6 +63,9 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
         "spark.sql.adaptive.coalescePartitions.enabled": "true",
         # Broadcast a join side at run time when it turns out small (a delta extract's changes).
         "spark.sql.adaptive.autoBroadcastJoinThreshold": "64m",
+        # Hash the smaller side of a shuffled join instead of sorting both when each of its
+        # partitions is small (a bounded hash table per task; larger ones are still sorted).
+        "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold": "64m",
         # Cached tables are kept uncompressed: CPU, not memory, is what a small machine lacks
         # (hashes and UUIDs hardly compress; compressing them cost about as much as staging).
         "spark.sql.inMemoryColumnarStorage.compressed": "false",

@@ -2,8 +2,8 @@
 
 One full outer join on ``key_hash`` between the incoming hashes and the current hashes decides
 each key's operation; each key's payload is then joined back from the side it comes from (I/U
-from the extract, N/D/X from the current table) in one hash join whose hashed side is the narrow
-decided rows.
+from the extract, N/D/X from the current table) in one join, which adaptive execution makes a
+hash join on the narrow decided rows when their partitions are small enough.
 
 | incoming | current row (operation)     | mode  | new operation | eff_start_date    |
 |----------|-----------------------------|-------|---------------|-------------------|
@@ -90,11 +90,12 @@ def apply_extract(
     )
 
     # The payloads are joined back in one join: each key takes its row from the extract (I, U)
-    # or from the current table (N, D, X). The decided rows (narrow, one per key of either side)
-    # are hashed per partition; the wide payload rows are streamed through, never sorted.
+    # or from the current table (N, D, X). Adaptive execution hashes the narrow decided rows (one
+    # per key of either side) when their partitions are small enough (the runtime's
+    # maxShuffledHashJoinLocalMapThreshold), streaming the wide payload rows through unsorted.
     decided = decided.select("*", F.col("operation").isin("I", "U").alias("_from_incoming"))
     payloads = incoming.select(*payload, *meta, F.lit(True).alias("_from_incoming")).unionByName(
         previous.select(*payload, *meta, F.lit(False).alias("_from_incoming"))
     )
-    rejoined = payloads.join(decided.hint("shuffle_hash"), ["key_hash", "_from_incoming"])
+    rejoined = payloads.join(decided, ["key_hash", "_from_incoming"])
     return rejoined.select(*payload, *meta, "operation", "eff_start_date")
