@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from spark_cdc.generators.extracts import article_example, generate_extracts
+from spark_cdc.hash_cdc.compare import HISTORY_TABLE_PROPERTIES, TABLE_PROPERTIES
 
 DATES = ["2019-06-18", "2019-06-19", "2019-06-20"]
 SELECT = ["--select", "stg_hash_cdc__synthetic+"]
@@ -95,8 +96,12 @@ def test_delta_statistics_cover_the_operation_and_date_only(spark, three_days):
         properties = spark.sql(f"show tblproperties spark_cdc.{table}").collect()
         return {r.key: r.value for r in properties}.get("delta.dataSkippingStatsColumns")
 
+    # The dbt models configure what the library declares (the history's in its SQL config).
+    stats = "delta.dataSkippingStatsColumns"
     assert stats_columns("hash_cdc__synthetic_current") == "operation,eff_start_date"
+    assert stats_columns("hash_cdc__synthetic_current") == TABLE_PROPERTIES[stats]
     assert stats_columns("hash_cdc__synthetic_history") == "operation"
+    assert stats_columns("hash_cdc__synthetic_history") == HISTORY_TABLE_PROPERTIES[stats]
     # The session default is set for the model's own write only.
     setting = "spark.databricks.delta.properties.defaults.dataSkippingStatsColumns"
     assert spark.conf.get(setting, None) is None
