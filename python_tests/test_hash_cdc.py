@@ -93,9 +93,13 @@ def test_each_quarantine_reason_and_counts_reconcile(spark):
         "Dan": "cast_failed:joined",
         "Eve": "duplicate_key",
         "Eva": "duplicate_key",
-        "Fay": "null_key:id;cast_failed:id",
+        "Fay": "cast_failed:id",
     }
     assert len(staged) == len(rows)  # nothing dropped: in = valid + quarantined
+    # A key that cannot be read holds no key: its key_hash is NULL.
+    assert staged[("EU", None, "Ben")]["key_hash"] is None
+    assert staged[("US", None, "Fay")]["key_hash"] is None
+    assert staged[("EU", 3, "Cid")]["key_hash"] is not None
     raw = json.loads(staged[("EU", 3, "Cid")]["raw_record"])
     assert raw["balance"] == "lots"
 
@@ -111,12 +115,18 @@ def test_sensitive_columns_stay_out_of_the_current_table():
 
 
 def test_bad_config_is_refused():
-    with pytest.raises(ConfigError, match="both keys and nonkeys"):
+    with pytest.raises(ConfigError, match=r"a \(nonkeys\) and a \(keys\) are the same column"):
         DatasetConfig.from_mapping(
             "x", {"key_columns": {"a": "int"}, "nonkey_columns": {"a": "int"}}
         )
     with pytest.raises(ConfigError, match="extract_mode"):
         DatasetConfig.from_mapping("x", {"key_columns": {"a": "int"}, "extract_mode": "weekly"})
+    with pytest.raises(ConfigError, match=r"A \(nonkeys\) and a \(keys\) are the same column"):
+        DatasetConfig.from_mapping(
+            "x", {"key_columns": {"a": "int"}, "nonkey_columns": {"A": "int"}}
+        )
+    with pytest.raises(ConfigError, match="max_delete_fraction must be between 0 and 1"):
+        DatasetConfig.from_mapping("x", {"key_columns": {"a": "int"}, "max_delete_fraction": 2})
 
 
 # --- compare: Spark against the plain-Python model on generated extract sequences -------------
@@ -126,7 +136,10 @@ SMALL = DatasetConfig.from_mapping(
 )
 DATES = ["2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04"]
 
-extract = st.dictionaries(st.integers(0, 6), st.one_of(st.none(), st.integers(0, 2)), max_size=7)
+# A value per key: NULL, a number, or "bad" (does not cast: the row is quarantined, its key held).
+extract = st.dictionaries(
+    st.integers(0, 6), st.one_of(st.none(), st.integers(0, 2), st.just("bad")), max_size=7
+)
 
 
 def _spark_state(frame) -> dict:
@@ -141,24 +154,30 @@ def _ref_state(state: dict[tuple, ReferenceRow]) -> dict:
 
 
 @settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(extracts=st.lists(extract, min_size=1, max_size=4), mode=st.sampled_from(["full", "delta"]))
+@given(
+    extracts=st.lists(st.tuples(extract, st.booleans()), min_size=1, max_size=4),
+    mode=st.sampled_from(["full", "delta"]),
+)
 def test_compare_matches_the_reference(spark, extracts, mode):
+    """Each extract: values per key, and whether it also has a row whose key is NULL (no key can
+    be read from it, so a full extract defers its deletes)."""
     config = DatasetConfig.from_mapping(
         "small", {"key_columns": {"k": "int"}, "nonkey_columns": {"v": "int"}, "extract_mode": mode}
     )
     previous = None
     reference: dict[tuple, ReferenceRow] = {}
-    for date, rows in zip(DATES, extracts, strict=False):
-        raw = spark.createDataFrame(
-            [Row(k=str(k), v=None if v is None else str(v)) for k, v in rows.items()] or [],
-            "k string, v string",
-        )
-        staged = stage_extract(raw, config, date).where(F.col(REASON).isNull())
-        current = apply_extract(staged, previous, config, date).localCheckpoint()
-        reference = reference_apply(
-            reference, [{"k": k, "v": v} for k, v in rows.items()], config, date
-        )
+    for date, (rows, unreadable) in zip(DATES, extracts, strict=False):
+        records = [Row(k=str(k), v=None if v is None else str(v)) for k, v in rows.items()]
+        records += [Row(k=None, v="1")] if unreadable else []
+        raw = spark.createDataFrame(records, "k string, v string")
+        staged = stage_extract(raw, config, date)
+        valid = staged.where(F.col(REASON).isNull())
+        held = staged.where(F.col(REASON).isNotNull()).select("key_hash")
+        current = apply_extract(valid, previous, config, date, held, unreadable).localCheckpoint()
+        good = [{"k": k, "v": v} for k, v in rows.items() if v != "bad"]
+        bad_keys = [(k,) for k, v in rows.items() if v == "bad"]
+        reference = reference_apply(reference, good, config, date, bad_keys, unreadable)
         assert _spark_state(current) == _ref_state(reference)
         previous = current

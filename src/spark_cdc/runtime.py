@@ -15,7 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from spark_cdc.home_lock import acquire_home
 from spark_cdc.jars import delta_jars, fetch_delta_jars
+from spark_cdc.master_check import check_reachable, wait_for_executors
 
 DEFAULT_MASTER = "local[2]"
 SESSION_TIME_ZONE = "UTC"
@@ -37,16 +39,18 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
     warehouse = home / "warehouse"
     metastore = home / "metastore_db"
     log_config = Path(__file__).parent / "conf" / "log4j2.properties"
-    jvm_options = (
+    driver_options = (
         f"-Duser.timezone={SESSION_TIME_ZONE} -Dderby.system.home={home} "
         f"-Dlog4j.configurationFile=file:{log_config}"
     )
+    # Executors may run on other hosts: they get no path of this machine.
+    executor_options = f"-Duser.timezone={SESSION_TIME_ZONE}"
     return {
         "spark.master": master,
         "spark.app.name": "spark_cdc",
         "spark.driver.memory": os.environ.get("SPARK_CDC_DRIVER_MEMORY", "4g"),
-        "spark.driver.extraJavaOptions": jvm_options,
-        "spark.executor.extraJavaOptions": jvm_options,
+        "spark.driver.extraJavaOptions": driver_options,
+        "spark.executor.extraJavaOptions": executor_options,
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         "spark.sql.catalogImplementation": "hive",
@@ -80,6 +84,26 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
     }
 
 
+def uses_embedded_metastore(settings: Mapping[str, str]) -> bool:
+    """Whether the settings keep the Derby metastore under the home (no shared metastore)."""
+    url = settings.get("spark.hadoop.javax.jdo.option.ConnectionURL", "")
+    return "jdbc:derby:" in url and not settings.get("spark.hadoop.hive.metastore.uris")
+
+
+def driver_address_settings(master: str) -> dict[str, str]:
+    """Where the driver listens: loopback for local masters (the runtime talks to itself only);
+    for a cluster, ``$SPARK_CDC_DRIVER_HOST`` (the address executors connect back to) and
+    ``$SPARK_CDC_DRIVER_BIND_ADDRESS`` when set, else Spark's own choice."""
+    if master.startswith("local"):
+        return {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
+    settings = {}
+    if os.environ.get("SPARK_CDC_DRIVER_HOST"):
+        settings["spark.driver.host"] = os.environ["SPARK_CDC_DRIVER_HOST"]
+    if os.environ.get("SPARK_CDC_DRIVER_BIND_ADDRESS"):
+        settings["spark.driver.bindAddress"] = os.environ["SPARK_CDC_DRIVER_BIND_ADDRESS"]
+    return settings
+
+
 def get_or_create_session(
     home: Path | None = None,
     master: str | None = None,
@@ -100,16 +124,21 @@ def get_or_create_session(
     jars = delta_jars() or fetch_delta_jars()
     settings = session_settings(home, master or os.environ.get("SPARK_CDC_MASTER", DEFAULT_MASTER))
     settings["spark.jars"] = ",".join(str(jar) for jar in jars)
-    if settings["spark.master"].startswith("local"):
-        # The embedded runtime talks to itself only: bind the driver to loopback.
-        settings["spark.driver.bindAddress"] = "127.0.0.1"
-        settings["spark.driver.host"] = "127.0.0.1"
+    settings.update(driver_address_settings(settings["spark.master"]))
     for key, value in (extra or {}).items():
         settings[str(key)] = str(value)
+    if uses_embedded_metastore(settings):
+        acquire_home(home)
+    check_reachable(settings["spark.master"])
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.enableHiveSupport().getOrCreate()
+    try:
+        wait_for_executors(session, settings["spark.master"])
+    except Exception:
+        session.stop()
+        raise
     if "SPARK_CDC_LOG_LEVEL" in os.environ:
         session.sparkContext.setLogLevel(os.environ["SPARK_CDC_LOG_LEVEL"])
     return session

@@ -1,9 +1,8 @@
-"""Stages 2-4 of hash CDC for the synthetic extract: the current state with operation and date."""
+"""Stages 2-4 of hash CDC for the synthetic extract: the current state with operation and date,
+behind the run's guards (older date, zero-row or mass-deleting full extract)."""
 
-from spark_cdc.hash_cdc.compare import TABLE_PROPERTIES, apply_extract, property_defaults
 from spark_cdc.hash_cdc.config import DatasetConfig
-from spark_cdc.hash_cdc.extracts import commit_metadata, previous_state
-from spark_cdc.hash_cdc.stage import REASON
+from spark_cdc.hash_cdc.run import RunSettings, current_state, prepare_current_write
 
 
 def model(dbt, session):
@@ -16,11 +15,8 @@ def model(dbt, session):
     )
     meta = dbt.config.get("meta")
     config = DatasetConfig.from_mapping("synthetic", meta["hash_cdc"])
-    date = meta["effective_date"]
-    force = str(meta.get("force", "false")).lower() == "true"
-    staged = dbt.ref("stg_hash_cdc__synthetic").where(f"{REASON} is null")
-    previous = previous_state(session, str(dbt.this), date, force=force)
-    session.conf.set("spark.databricks.delta.commitInfo.userMetadata", commit_metadata(date))
-    for setting, value in property_defaults(TABLE_PROPERTIES).items():
-        session.conf.set(setting, value)
-    return apply_extract(staged, previous, config, date)
+    run = RunSettings.from_meta(meta)
+    staged = dbt.ref("stg_hash_cdc__synthetic")
+    current = current_state(session, staged, str(dbt.this), config, run)
+    prepare_current_write(session, run)
+    return current

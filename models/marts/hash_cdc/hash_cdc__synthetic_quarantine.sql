@@ -5,7 +5,9 @@
     partition_by=['eff_date']
 ) }}
 
--- Rows of the extract that were not applied, with the raw record and the reasons.
+-- depends_on: {{ ref('hash_cdc__synthetic_current') }}
+-- Rows of the extract that were not applied, with the raw record and the reasons (written only
+-- after the current table accepted the run: a refused run writes nothing).
 select
     raw_record,
     quarantine_reason,

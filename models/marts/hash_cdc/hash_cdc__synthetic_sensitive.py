@@ -15,5 +15,7 @@ def model(dbt, session):
     )
     meta = dbt.config.get("meta")
     config = DatasetConfig.from_mapping("synthetic", meta["hash_cdc"])
+    # Written only after the current table accepted the run (a refused run writes nothing).
+    dbt.ref("hash_cdc__synthetic_current")
     staged = dbt.ref("stg_hash_cdc__synthetic").where(F.col(REASON).isNull())
     return staged.select("key_hash", *config.sensitive, F.col("eff_date").alias("supplied_on"))

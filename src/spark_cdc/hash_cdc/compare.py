@@ -7,6 +7,9 @@ hash join on the narrow decided rows when their partitions are small enough.
 
 | incoming | current row (operation)     | mode  | new operation | eff_start_date    |
 |----------|-----------------------------|-------|---------------|-------------------|
+| held     | any                         | any   | kept as it is | kept              |
+| held     | none                        | any   | (no row)      |                   |
+| absent*  | other than D                | full  | kept as it is | kept              |
 | present  | none, or D                  | any   | I             | effective date    |
 | present  | present, other hash         | any   | U             | effective date    |
 | present  | present, same hash          | any   | N             | kept              |
@@ -15,12 +18,20 @@ hash join on the narrow decided rows when their partitions are small enough.
 | absent   | other                       | full  | D             | effective date    |
 | absent   | other                       | delta | X             | effective date    |
 
+*Held* keys are the keys of quarantined rows whose key could be read (stage): the extract
+supplied them, but unusable, so they are neither applied nor taken as missing — their current
+row stays exactly as it was. A full extract with rows whose key cannot be read (``key_hash``
+NULL) cannot prove any key absent: with ``defer_deletes`` its missing keys are kept as they are
+too (absent*: counted as deferred deletes), and a later clean extract deletes them.
+
 D rows stay in the current table as tombstones (payload of the deleted row). The history
-partition of a date holds the current rows whose ``eff_start_date`` is that date: the net
-changes of the run (I, U, D, X).
+partition of a date holds the current rows whose ``eff_start_date`` is that date: the net changes
+of the run (I, U, D, X).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -47,55 +58,159 @@ def current_columns(config: DatasetConfig) -> list[str]:
     return [*config.keys, *config.nonkeys, *config.excluded]
 
 
-def apply_extract(
+@dataclass(frozen=True)
+class Decision:
+    """Each key's operation (``decided``: key_hash, operation, eff_start_date, _from_incoming,
+    _was_live, _changed_now) and what it needs to assemble the new current state."""
+
+    decided: DataFrame
+    incoming: DataFrame
+    previous: DataFrame
+
+
+def decide(
     incoming: DataFrame,
-    previous: DataFrame | None,
+    previous: DataFrame,
     config: DatasetConfig,
     effective_date: str,
-) -> DataFrame:
-    """The new current state after ``incoming`` (valid staged rows) on ``effective_date``."""
-    payload = current_columns(config)
+    held: DataFrame | None = None,
+    defer_deletes: bool = False,
+) -> Decision:
+    """Compare the valid staged rows (and the held key hashes) with the previous state; with
+    ``defer_deletes`` a key missing from a full extract is kept as it is instead of deleted."""
     eff = F.to_date(F.lit(effective_date))
-    meta = ["key_hash", "nonkey_hash"]
-    if previous is None:
-        return incoming.select(
-            *payload, *meta, F.lit("I").alias("operation"), eff.alias("eff_start_date")
+    incoming_hashes = incoming.select(
+        "key_hash", F.col("nonkey_hash").alias("in_hash"), F.lit(False).alias("_held")
+    )
+    if held is not None:
+        incoming_hashes = incoming_hashes.unionByName(
+            held.where(F.col("key_hash").isNotNull()).select(
+                "key_hash", F.lit(None).cast("string").alias("in_hash"), F.lit(True).alias("_held")
+            )
         )
-
-    incoming_hashes = incoming.select("key_hash", F.col("nonkey_hash").alias("in_hash"))
     current_hashes = previous.select(
         "key_hash",
         F.col("nonkey_hash").alias("cur_hash"),
         F.col("operation").alias("cur_op"),
         F.col("eff_start_date").alias("cur_eff"),
     )
-    joined = incoming_hashes.join(current_hashes, "key_hash", "full_outer")
+    joined = incoming_hashes.join(current_hashes, "key_hash", "full_outer").where(
+        # A held key without a current row has nothing to keep.
+        ~(F.coalesce(F.col("_held"), F.lit(False)) & F.col("cur_hash").isNull())
+    )
     missing_op = "D" if config.mode == "full" else "X"
+    held_key = F.coalesce(F.col("_held"), F.lit(False))
     incoming_present = F.col("in_hash").isNotNull()
+    deferred = F.lit(defer_deletes and config.mode == "full") & (
+        F.col("in_hash").isNull() & ~held_key & ~F.col("cur_op").eqNullSafe("D")
+    )
     operation = (
-        F.when(incoming_present & (F.col("cur_hash").isNull() | (F.col("cur_op") == "D")), "I")
+        F.when(held_key | deferred, F.col("cur_op"))
+        .when(incoming_present & (F.col("cur_hash").isNull() | (F.col("cur_op") == "D")), "I")
         .when(~incoming_present & F.col("cur_op").isin("D", missing_op), F.col("cur_op"))
         .when(~incoming_present, F.lit(missing_op))
         .when(F.col("in_hash") != F.col("cur_hash"), F.lit("U"))
         .otherwise(F.lit("N"))
     )
-    decided = joined.select("key_hash", operation.alias("operation"), "cur_op", "cur_eff")
-    changed_now = F.col("operation").isin("I", "U") | (
-        F.col("operation").isin("D", "X") & ~F.col("operation").eqNullSafe(F.col("cur_op"))
+    decided = joined.select(
+        "key_hash",
+        operation.alias("operation"),
+        "cur_op",
+        "cur_eff",
+        held_key.alias("_held"),
+        deferred.alias("_deferred"),
+        (F.col("cur_hash").isNotNull() & ~F.col("cur_op").eqNullSafe("D")).alias("_was_live"),
+    )
+    changed_now = (
+        ~F.col("_held")
+        & ~F.col("_deferred")
+        & (
+            F.col("operation").isin("I", "U")
+            | (F.col("operation").isin("D", "X") & ~F.col("operation").eqNullSafe(F.col("cur_op")))
+        )
     )
     decided = decided.select(
         "key_hash",
         "operation",
         F.when(changed_now, eff).otherwise(F.col("cur_eff")).alias("eff_start_date"),
+        (F.col("operation").isin("I", "U") & ~F.col("_held") & ~F.col("_deferred")).alias(
+            "_from_incoming"
+        ),
+        "_held",
+        "_deferred",
+        "_was_live",
+        changed_now.alias("_changed_now"),
     )
+    return Decision(decided, incoming, previous)
 
-    # The payloads are joined back in one join: each key takes its row from the extract (I, U)
-    # or from the current table (N, D, X). Adaptive execution hashes the narrow decided rows (one
-    # per key of either side) when their partitions are small enough (the runtime's
-    # maxShuffledHashJoinLocalMapThreshold), streaming the wide payload rows through unsorted.
-    decided = decided.select("*", F.col("operation").isin("I", "U").alias("_from_incoming"))
-    payloads = incoming.select(*payload, *meta, F.lit(True).alias("_from_incoming")).unionByName(
-        previous.select(*payload, *meta, F.lit(False).alias("_from_incoming"))
-    )
+
+@dataclass(frozen=True)
+class DecisionCounts:
+    """What a compare decided, for the guards and the run's report."""
+
+    live_before: int
+    inserted: int
+    updated: int
+    deleted: int
+    not_supplied: int
+    held: int
+    deferred: int
+
+
+def decision_counts(decided: DataFrame) -> DecisionCounts:
+    """Count the decided operations (one aggregate over the narrow decided rows)."""
+    now = F.col("_changed_now")
+    row = decided.agg(
+        F.count_if("_was_live").alias("live_before"),
+        F.count_if(now & (F.col("operation") == "I")).alias("inserted"),
+        F.count_if(now & (F.col("operation") == "U")).alias("updated"),
+        F.count_if(now & (F.col("operation") == "D")).alias("deleted"),
+        F.count_if(now & (F.col("operation") == "X")).alias("not_supplied"),
+        F.count_if("_held").alias("held"),
+        F.count_if("_deferred").alias("deferred"),
+    ).first()
+    return DecisionCounts(*(int(value or 0) for value in row))
+
+
+def assemble(decision: Decision, config: DatasetConfig) -> DataFrame:
+    """The new current state: each decided key with its payload.
+
+    The payloads are joined back in one join: each key takes its row from the extract (I, U) or
+    from the current table (N, D, X, held). Adaptive execution hashes the narrow decided rows (one
+    per key of either side) when their partitions are small enough (the runtime's
+    maxShuffledHashJoinLocalMapThreshold), streaming the wide payload rows through unsorted."""
+    payload = current_columns(config)
+    meta = ["key_hash", "nonkey_hash"]
+    decided = decision.decided.select("key_hash", "operation", "eff_start_date", "_from_incoming")
+    payloads = decision.incoming.select(
+        *payload, *meta, F.lit(True).alias("_from_incoming")
+    ).unionByName(decision.previous.select(*payload, *meta, F.lit(False).alias("_from_incoming")))
     rejoined = payloads.join(decided, ["key_hash", "_from_incoming"])
     return rejoined.select(*payload, *meta, "operation", "eff_start_date")
+
+
+def initial_state(incoming: DataFrame, config: DatasetConfig, effective_date: str) -> DataFrame:
+    """The current state of a first run: every valid row inserted."""
+    return incoming.select(
+        *current_columns(config),
+        "key_hash",
+        "nonkey_hash",
+        F.lit("I").alias("operation"),
+        F.to_date(F.lit(effective_date)).alias("eff_start_date"),
+    )
+
+
+def apply_extract(
+    incoming: DataFrame,
+    previous: DataFrame | None,
+    config: DatasetConfig,
+    effective_date: str,
+    held: DataFrame | None = None,
+    defer_deletes: bool = False,
+) -> DataFrame:
+    """The new current state after ``incoming`` (valid staged rows) on ``effective_date``;
+    ``held``: key hashes of quarantined rows whose current row is kept as it is."""
+    if previous is None:
+        return initial_state(incoming, config, effective_date)
+    decision = decide(incoming, previous, config, effective_date, held, defer_deletes)
+    return assemble(decision, config)

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 EXTRACT_MODES = ("full", "delta")
+EXTRACT_FORMATS = ("csv", "parquet")
+# A full extract may delete at most this share of the keys live before it, unless allowed.
+DEFAULT_MAX_DELETE_FRACTION = 0.5
 
 
 class ConfigError(ValueError):
@@ -22,7 +25,10 @@ class DatasetConfig:
     - ``sensitive``: tracked attributes kept out of the current/history tables, in a separate
       table joined by ``key_hash``;
     - ``excluded``: operational columns carried along but never part of change detection;
-    - ``mode``: ``full`` (a missing key is deleted, D) or ``delta`` (a missing key is X).
+    - ``mode``: ``full`` (a missing key is deleted, D) or ``delta`` (a missing key is X);
+    - ``file_format``: ``csv`` or ``parquet``;
+    - ``max_delete_fraction``: the share of live keys a full extract may delete (the mass-delete
+      guard, see guards).
     """
 
     name: str
@@ -31,6 +37,8 @@ class DatasetConfig:
     sensitive: dict[str, str] = field(default_factory=dict)
     excluded: dict[str, str] = field(default_factory=dict)
     mode: str = "full"
+    file_format: str = "csv"
+    max_delete_fraction: float = DEFAULT_MAX_DELETE_FRACTION
 
     @property
     def tracked(self) -> dict[str, str]:
@@ -58,15 +66,39 @@ class DatasetConfig:
             sensitive=columns("sensitive_columns"),
             excluded=columns("excluded_columns"),
             mode=str(raw.get("extract_mode", "full")),
+            file_format=str(raw.get("extract_format", "csv")),
+            max_delete_fraction=_fraction(name, raw.get("max_delete_fraction")),
         )
         if not config.keys:
             raise ConfigError(f"{name}: at least one key column is needed")
         if config.mode not in EXTRACT_MODES:
             raise ConfigError(f"{name}: extract_mode must be one of {EXTRACT_MODES}")
-        seen: dict[str, str] = {}
+        if config.file_format not in EXTRACT_FORMATS:
+            raise ConfigError(f"{name}: extract_format must be one of {EXTRACT_FORMATS}")
+        empty = [c for c in config.all_columns if not c.strip()]
+        if empty:
+            raise ConfigError(f"{name}: a column name cannot be empty")
+        seen: dict[str, tuple[str, str]] = {}
         for role in ("keys", "nonkeys", "sensitive", "excluded"):
             for column in getattr(config, role):
-                if column in seen:
-                    raise ConfigError(f"{name}: column {column} is both {seen[column]} and {role}")
-                seen[column] = role
+                folded = column.lower()
+                if folded in seen:
+                    other, other_role = seen[folded]
+                    raise ConfigError(
+                        f"{name}: column {column} ({role}) and {other} ({other_role}) are the "
+                        "same column (Spark compares names ignoring case)"
+                    )
+                seen[folded] = (column, role)
         return config
+
+
+def _fraction(name: str, value: Any) -> float:
+    if value is None or value == "":
+        return DEFAULT_MAX_DELETE_FRACTION
+    try:
+        fraction = float(value)
+    except (TypeError, ValueError):
+        fraction = -1.0
+    if not 0.0 <= fraction <= 1.0:
+        raise ConfigError(f"{name}: max_delete_fraction must be between 0 and 1, got {value!r}")
+    return fraction

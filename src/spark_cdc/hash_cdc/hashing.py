@@ -22,9 +22,14 @@ JSON_OPTIONS = {
 }
 
 
+def column(name: str) -> Column:
+    """The column named ``name`` exactly (dots, spaces, backticks are part of the name)."""
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
 def row_hash(columns: Iterable[str]) -> Column:
     """MD5 of the named typed columns (order of ``columns`` does not matter)."""
     ordered = sorted(set(columns))
     if not ordered:
         return F.md5(F.lit(""))
-    return F.md5(F.to_json(F.struct(*[F.col(c) for c in ordered]), JSON_OPTIONS))
+    return F.md5(F.to_json(F.struct(*[column(c) for c in ordered]), JSON_OPTIONS))

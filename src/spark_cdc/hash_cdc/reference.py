@@ -1,7 +1,8 @@
 """Plain-Python model of hash CDC's compare rules (compare.py), for tests on generated data.
 
 State: key tuple -> (payload dict, operation, eff_start_date). Rows are dicts of typed values;
-"same hash" is equality of the tracked (non-key + sensitive) values, NULL equal to NULL.
+"same hash" is equality of the tracked (non-key + sensitive) values, NULL equal to NULL. Held
+keys (supplied by quarantined rows only) keep their state exactly.
 """
 
 from __future__ import annotations
@@ -30,11 +31,16 @@ def reference_apply(
     incoming: Iterable[dict],
     config: DatasetConfig,
     effective_date: str,
+    held: Iterable[tuple] = (),
+    defer_deletes: bool = False,
 ) -> dict[tuple, ReferenceRow]:
-    """The state after applying one valid extract (unique keys) on ``effective_date``."""
+    """The state after applying one valid extract (unique keys) on ``effective_date``; ``held``
+    keys (of quarantined rows) keep their state as it is, and so do the keys a full extract
+    lacks when ``defer_deletes`` (it had rows whose key could not be read)."""
     missing_op = "D" if config.mode == "full" else "X"
     supplied = {tuple(row[k] for k in config.keys): row for row in incoming}
-    result: dict[tuple, ReferenceRow] = {}
+    held = set(held) - set(supplied)
+    result: dict[tuple, ReferenceRow] = {key: current[key] for key in held if key in current}
     for key, row in supplied.items():
         before = current.get(key)
         if before is None or before.operation == "D":
@@ -44,9 +50,9 @@ def reference_apply(
         else:
             result[key] = ReferenceRow(before.payload, "N", before.eff_start_date)
     for key, before in current.items():
-        if key in supplied:
+        if key in supplied or key in held:
             continue
-        if before.operation in ("D", missing_op):
+        if before.operation in ("D", missing_op) or (defer_deletes and missing_op == "D"):
             result[key] = before
         else:
             result[key] = ReferenceRow(before.payload, missing_op, effective_date)

@@ -1,13 +1,22 @@
 """Stage 1: cast an extract to its configured types, hash it, and flag the rows to quarantine.
 
-Input: the extract as read (every column a string). Output: one row per input row with the typed
-columns, ``key_hash``, ``nonkey_hash``, ``eff_date``, the raw record as JSON (quarantined rows) and
-``quarantine_reason`` (NULL for a valid row; else ``;``-joined reasons):
+Input: the extract as read (every column a string, plus ``_malformed_line``, see extracts).
+Output: one row per input row with the typed columns, ``key_hash``, ``nonkey_hash``,
+``eff_date``, the raw record as JSON (quarantined rows) and ``quarantine_reason`` (NULL for a
+valid row; else ``;``-joined reasons):
 
+- ``column_count_mismatch``: a CSV line with more or fewer fields than the header (its raw
+  line is the raw record; nothing else is read from it);
 - ``null_key:<column>``: a key column is NULL;
+- ``invalid_utf8:<column>``: a value that is not valid UTF-8 text (CSV decodes such bytes to
+  U+FFFD, the replacement character, which is taken as their mark);
 - ``cast_failed:<column>``: a non-NULL value does not cast to the column's type;
 - ``duplicate_key``: the key occurs more than once in the extract (every copy is quarantined,
   since none of them can be chosen safely).
+
+``key_hash`` is NULL where the key cannot be read (a column-count mismatch, a NULL, undecodable
+or uncastable key value): such a row cannot stand for any key. A quarantined row whose key can
+be read *holds* its key: the compare keeps that key's current row as it is (see compare).
 
 Counts reconcile: rows in = valid rows + quarantined rows.
 """
@@ -18,13 +27,20 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_cdc.hash_cdc.config import ConfigError, DatasetConfig
-from spark_cdc.hash_cdc.hashing import row_hash
+from spark_cdc.hash_cdc.extracts import MALFORMED_LINE
+from spark_cdc.hash_cdc.hashing import column, row_hash
 
 REASON = "quarantine_reason"
+REPLACEMENT_CHARACTER = "\ufffd"
 
 
-def _typed(column: str, kind: str) -> Column:
-    return F.col(column).try_cast(kind) if kind != "string" else F.col(column).cast("string")
+def _typed(name: str, kind: str) -> Column:
+    raw = column(name)
+    return raw.try_cast(kind) if kind != "string" else raw.cast("string")
+
+
+def _undecodable(raw: Column) -> Column:
+    return ~F.is_valid_utf8(raw) | raw.contains(REPLACEMENT_CHARACTER)
 
 
 def stage_extract(raw: DataFrame, config: DatasetConfig, effective_date: str) -> DataFrame:
@@ -35,40 +51,71 @@ def stage_extract(raw: DataFrame, config: DatasetConfig, effective_date: str) ->
     (usually tiny, broadcast) set of duplicate hashes.
     """
     columns = config.all_columns
-    missing = [c for c in columns if c not in raw.columns]
+    present = {c.lower(): c for c in raw.columns}
+    missing = [c for c in columns if c.lower() not in present]
     if missing:
+        shown = ", ".join(c for c in raw.columns if c != MALFORMED_LINE)
         raise ConfigError(
-            f"{config.name}: the extract has no column {', '.join(missing)} "
-            f"(it has {', '.join(raw.columns)})"
+            f"{config.name}: the extract has no column {', '.join(missing)} (it has {shown})"
         )
-    key_hash = row_hash(config.keys)
-    typed_keys = raw.select(*[_typed(c, config.keys[c]).alias(c) for c in config.keys])
+    if MALFORMED_LINE not in raw.columns:
+        raw = raw.withColumn(MALFORMED_LINE, F.lit(None).cast("string"))
+    malformed = F.col(MALFORMED_LINE).isNotNull()
+    raw = raw.select(*[column(present[c.lower()]).alias(c) for c in columns], MALFORMED_LINE)
+
+    raw_names = {c: f"__raw_{position}" for position, c in enumerate(columns)}
+    typed = raw.select(
+        F.struct(*[column(c) for c in columns]).alias("__raw"),
+        MALFORMED_LINE,
+        *[column(c).alias(raw_names[c]) for c in columns],
+        *[_typed(c, kind).alias(c) for c, kind in columns.items()],
+    )
+    unreadable = {
+        c: F.col(raw_names[c]).isNull() | _undecodable(F.col(raw_names[c])) | column(c).isNull()
+        for c in config.keys
+    }
+    key_unreadable = malformed
+    for condition in unreadable.values():
+        key_unreadable = key_unreadable | condition
+    key_hash = F.when(~key_unreadable, row_hash(config.keys))
+    row_reasons = [
+        F.when(F.col(raw_names[c]).isNull() & ~malformed, F.lit(f"null_key:{c}"))
+        for c in config.keys
+    ]
+    row_reasons += [
+        F.when(_undecodable(F.col(raw_names[c])) & ~malformed, F.lit(f"invalid_utf8:{c}"))
+        for c in columns
+    ]
+    row_reasons += [
+        F.when(
+            F.col(raw_names[c]).isNotNull()
+            & column(c).isNull()
+            & ~malformed
+            & ~_undecodable(F.col(raw_names[c])),
+            F.lit(f"cast_failed:{c}"),
+        )
+        for c, kind in columns.items()
+        if kind != "string"
+    ]
+    hashed = typed.select(
+        *[column(c) for c in columns],
+        "__raw",
+        MALFORMED_LINE,
+        key_hash.alias("key_hash"),
+        row_hash(config.tracked).alias("nonkey_hash"),
+        F.to_date(F.lit(effective_date)).alias("eff_date"),
+        F.when(malformed, F.array(F.lit("column_count_mismatch")))
+        .otherwise(F.array_compact(F.array(*row_reasons)))
+        .alias("__reasons"),
+    )
     duplicates = (
-        typed_keys.select(key_hash.alias("key_hash"))
+        hashed.where(F.col("key_hash").isNotNull())
         .groupBy("key_hash")
         .count()
         .where(F.col("count") > 1)
         .select("key_hash", F.lit(True).alias("__duplicate"))
     )
-    typed = raw.select(
-        F.struct(*[F.col(c) for c in raw.columns]).alias("__raw"),
-        *[F.col(c).alias(f"__raw_{c}") for c in columns if columns[c] != "string"],
-        *[_typed(c, kind).alias(c) for c, kind in columns.items()],
-    )
-    reasons = [F.when(F.col(c).isNull(), F.lit(f"null_key:{c}")) for c in config.keys]
-    reasons += [
-        F.when(F.col(f"__raw_{c}").isNotNull() & F.col(c).isNull(), F.lit(f"cast_failed:{c}"))
-        for c, kind in columns.items()
-        if kind != "string"
-    ]
-    hashed = typed.select(
-        *columns,
-        "__raw",
-        key_hash.alias("key_hash"),
-        row_hash(config.tracked).alias("nonkey_hash"),
-        F.to_date(F.lit(effective_date)).alias("eff_date"),
-        F.array_compact(F.array(*reasons)).alias("__reasons"),
-    ).join(F.broadcast(duplicates), "key_hash", "left")
+    flagged = hashed.join(F.broadcast(duplicates), "key_hash", "left")
     all_reasons = F.concat(
         F.col("__reasons"),
         F.when(F.col("__duplicate"), F.array(F.lit("duplicate_key"))).otherwise(
@@ -76,12 +123,13 @@ def stage_extract(raw: DataFrame, config: DatasetConfig, effective_date: str) ->
         ),
     )
     quarantined = F.size(all_reasons) > 0
-    return hashed.select(
-        *columns,
+    record = F.coalesce(F.col(MALFORMED_LINE), F.to_json("__raw"))
+    return flagged.select(
+        *[column(c) for c in columns],
         "key_hash",
         "nonkey_hash",
         "eff_date",
-        # The raw record is only kept (as JSON) where it is needed: on quarantined rows.
-        F.when(quarantined, F.to_json("__raw")).alias("raw_record"),
+        # The raw record is only kept where it is needed: on quarantined rows.
+        F.when(quarantined, record).alias("raw_record"),
         F.when(quarantined, F.concat_ws(";", all_reasons)).alias(REASON),
     )
