@@ -50,7 +50,7 @@ def _project_day(spark, folder: Path, day: int, work: Path) -> None:
     config = DatasetConfig.from_mapping("bench", {"key_columns": KEYS, "nonkey_columns": NONKEYS})
     # Stage 1 is computed once and kept for stages 2-4, as the baseline caches its staged rows
     # (the dbt models materialize it as the staging table instead).
-    staged = stage_extract(read_extract(spark, folder), config, DATES[day]).persist()
+    staged = stage_extract(read_extract(spark, folder, config), config, DATES[day]).persist()
     previous = None if day == 0 else spark.read.format("delta").load(str(work / "current_0"))
     current = apply_extract(staged.where(f"{REASON} is null"), previous, config, DATES[day])
     current.write.format("delta").options(**TABLE_PROPERTIES).mode("overwrite").save(
