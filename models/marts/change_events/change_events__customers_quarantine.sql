@@ -9,6 +9,8 @@ select
     old_key_names,
     old_key_values,
     quarantine_reason,
+    _raw_record as raw_record,
+    _source_file as source_file,
     event_fingerprint,
     process_id
 from {{ ref('int_change_events__customers_ledger') }}

@@ -8,5 +8,8 @@ select
     old_key_names,
     old_key_values,
     _batch_id,
-    _ingested_at
+    _ingested_at,
+    _source_file,
+    _landing_error,
+    _raw_record
 from {{ source('cdc_landing', 'customer_change_events') }}

@@ -6,8 +6,9 @@ Input: a DataFrame with ``value`` (the message's JSON text, with or without the
 - ``op`` c (create) and r (snapshot read) -> insert of ``after``; u -> update of ``after`` whose
   old key is ``before``'s key (``after``'s when ``before`` is absent: an update that keeps its
   key); d -> delete of ``before``'s key. Any other op (t truncate, m message), a tombstone (null
-  value) or a message that is not JSON keeps its op, ``tombstone`` or ``unparseable`` as
-  change_type and is quarantined as an unknown change type.
+  value) or a message that is not exactly one JSON value (text after it, invalid UTF-8) keeps
+  its op, ``tombstone`` or ``unparseable`` as change_type and is quarantined as an unknown
+  change type.
 - Images keep every attribute of ``before``/``after`` as text (numbers and booleans as their JSON
   text), so a column absent from an image is null there, and values cast to the target types.
 - Position: event_ts = ``source.ts_ms`` (else the envelope's ``ts_ms``), event_seq =
@@ -25,6 +26,7 @@ from pyspark.sql import functions as F
 
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.pipeline import BATCH
+from spark_cdc.json_text import is_strict_json
 
 _IMAGE = "map<string,string>"
 _BODY = (
@@ -47,10 +49,15 @@ def normalize_debezium(messages: DataFrame, schema: TargetSchema) -> DataFrame:
     body = F.when(parsed["payload"].isNotNull(), parsed["payload"]).otherwise(
         F.struct(*(parsed[f].alias(f) for f in fields))
     )
-    staged = messages.select(*passthrough, F.col("value").alias("source_message"), body.alias("m"))
+    staged = messages.select(
+        *passthrough,
+        F.col("value").alias("source_message"),
+        body.alias("m"),
+        is_strict_json(F.col("value")).alias("_strict"),
+    )
     op = F.col("m.op")
     kind = F.when(F.col("source_message").isNull(), F.lit("tombstone")).when(
-        F.col("m").isNull() | op.isNull(), F.lit("unparseable")
+        ~F.col("_strict") | F.col("m").isNull() | op.isNull(), F.lit("unparseable")
     )
     for code, change in OPS.items():
         kind = kind.when(op == code, F.lit(change))

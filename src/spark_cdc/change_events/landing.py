@@ -1,10 +1,18 @@
-"""Land generated change-event batches in Delta tables, as an ingestion process would.
+"""Land change-event batch files in Delta tables, as an ingestion process would.
 
 The landing tables are the dbt sources of a change-event source (models/staging/change_events):
 
 - the feed: the columns of change_events.model, ``_batch_id`` (ingestion order: each landed batch
-  gets the next id) and ``_ingested_at``;
+  gets the next id), ``_ingested_at``, ``_source_file``, and for a line that could not be read
+  as an event ``_landing_error`` with the line itself in ``_raw_record``;
 - the existing rows (optional): the target columns, ``created_at`` and ``updated_at``.
+
+Every non-blank line of a batch file lands as one row, whatever it holds: a line that is not a
+JSON object (``malformed_json``, also for text that is not UTF-8 or has text after the object), a
+field of the wrong kind (``malformed_record``), an ``event_ts`` that is not a timestamp
+(``invalid_event_ts``) or an ``event_seq`` that is not a 64-bit integer (``invalid_event_seq``)
+lands with its reason and raw text; the resolution quarantines it with that reason. So one bad
+line never keeps the valid events of its batch out.
 """
 
 from __future__ import annotations
@@ -13,22 +21,67 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_cdc.change_events.model import TargetSchema
-from spark_cdc.change_events.normalize import FEED_COLUMNS
+from spark_cdc.change_events.normalize import FEED_COLUMNS, LANDING_ERROR, RAW_RECORD
 from spark_cdc.change_events.pipeline import BATCH
+from spark_cdc.json_text import is_strict_json
 
-_JSON_SCHEMA = ", ".join(
-    f"{name} {'string' if name == 'event_ts' else kind.simpleString()}"
+SOURCE_FILE = "_source_file"
+# Every field as text first: a value of the wrong type must not fail the whole batch.
+_TEXT_FIELDS = ", ".join(
+    f"{name} {'string' if kind.simpleString() in ('timestamp', 'bigint') else kind.simpleString()}"
     for name, kind in FEED_COLUMNS.items()
 )
+_CORRUPT = "_corrupt_record"
 
 
-def _read_batch_file(spark: SparkSession, path: Path) -> DataFrame:
-    frame = spark.read.schema(_JSON_SCHEMA).json(str(path))
-    return frame.withColumn("event_ts", F.to_timestamp("event_ts"))
+def _landing_error(line: Column, parsed: Column) -> Column:
+    ts_text, seq_text = parsed["event_ts"], parsed["event_seq"]
+    return (
+        F.when(~is_strict_json(line), F.lit("malformed_json"))
+        .when(~F.startswith(F.ltrim(line), F.lit("{")), F.lit("malformed_json"))
+        .when(parsed[_CORRUPT].isNotNull(), F.lit("malformed_record"))
+        .when(
+            ts_text.isNotNull() & F.try_to_timestamp(ts_text).isNull(),
+            F.lit("invalid_event_ts"),
+        )
+        .when(
+            seq_text.isNotNull() & seq_text.try_cast("bigint").isNull(),
+            F.lit("invalid_event_seq"),
+        )
+    )
+
+
+def read_batch_file(spark: SparkSession, path: Path | str) -> DataFrame:
+    """The events of one JSON-lines batch file: one row per non-blank line (see module doc)."""
+    lines = spark.read.text(str(path)).where(F.trim(F.col("value")) != "")
+    schema = f"{_TEXT_FIELDS}, {_CORRUPT} string"
+    parsed = F.from_json(
+        "value", schema, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
+    )
+    staged = lines.select("value", parsed.alias("p"), F.input_file_name().alias(SOURCE_FILE))
+    error = _landing_error(F.col("value"), F.col("p"))
+    readable = error.isNull()
+    fields = [
+        F.when(readable, F.col(f"p.{name}")).cast(kind).alias(name)
+        if name not in ("event_ts", "event_seq")
+        else F.when(
+            readable,
+            F.try_to_timestamp("p.event_ts")
+            if name == "event_ts"
+            else F.col("p.event_seq").try_cast("bigint"),
+        ).alias(name)
+        for name, kind in FEED_COLUMNS.items()
+    ]
+    return staged.select(
+        *fields,
+        error.alias(LANDING_ERROR),
+        F.when(~readable, F.col("value")).alias(RAW_RECORD),
+        SOURCE_FILE,
+    )
 
 
 def next_batch_id(spark: SparkSession, table: str) -> int:
@@ -44,20 +97,21 @@ def _ensure_schema(spark: SparkSession, table: str) -> None:
         spark.sql(f"create schema if not exists {table.rsplit('.', 1)[0]}")
 
 
-def land_batch_files(spark: SparkSession, table: str, files: Sequence[Path]) -> list[int]:
-    """Append each JSON-lines batch file (generators.change_events format) as the next batch."""
+def land_batch_files(spark: SparkSession, table: str, files: Sequence[Path | str]) -> list[int]:
+    """Append each JSON-lines batch file (generators.change_events format) as the next batch,
+    all in one Delta commit (a killed landing lands nothing)."""
     _ensure_schema(spark, table)
     first = next_batch_id(spark, table)
     landed = None
     for offset, path in enumerate(files):
-        batch = _read_batch_file(spark, path).withColumn(BATCH, F.lit(first + offset).cast("long"))
+        batch = read_batch_file(spark, path).withColumn(BATCH, F.lit(first + offset).cast("long"))
         landed = batch if landed is None else landed.unionByName(batch)
     if landed is None:
         return []
     now = datetime.now(UTC).replace(tzinfo=None)
-    landed.withColumn("_ingested_at", F.lit(now)).write.format("delta").mode("append").saveAsTable(
-        table
-    )
+    landed.withColumn("_ingested_at", F.lit(now)).write.format("delta").mode("append").option(
+        "mergeSchema", "true"
+    ).saveAsTable(table)
     return list(range(first, first + len(files)))
 
 
@@ -66,8 +120,8 @@ def land_initial_rows(spark: SparkSession, table: str, path: Path, schema: Targe
     _ensure_schema(spark, table)
     columns = ", ".join(f"{c} {t}" for c, t in schema.columns.items())
     rows = spark.read.schema(f"{columns}, created_at string, updated_at string").json(str(path))
-    rows = rows.withColumn("created_at", F.to_timestamp("created_at")).withColumn(
-        "updated_at", F.to_timestamp("updated_at")
+    rows = rows.withColumn("created_at", F.try_to_timestamp("created_at")).withColumn(
+        "updated_at", F.try_to_timestamp("updated_at")
     )
     rows.write.format("delta").mode("overwrite").option("overwriteSchema", "true").saveAsTable(
         table

@@ -52,6 +52,8 @@ class ChangeEvent:
     column_values: tuple[str | None, ...] | None
     old_key_names: tuple[str, ...] | None = None
     old_key_values: tuple[str | None, ...] | None = None
+    # Why the landing could not read the line as an event (change_events.landing), if it could not.
+    landing_error: str | None = None
 
     def as_record(self) -> dict:
         """A JSON-friendly dict (event_ts as 'YYYY-MM-DD HH:MM:SS.ffffff')."""
@@ -152,10 +154,13 @@ def first_occurrences(names: tuple[str, ...], values: tuple[str | None, ...]) ->
 def validate(event: ChangeEvent, schema: TargetSchema) -> str | None:
     """The quarantine reason of an event, or None when it can be applied.
 
-    Checks, first failure wins: change type; event_ts; for insert/update the image (present,
+    Checks, first failure wins: the landing's error (a line it could not read); change type;
+    event_ts; for insert/update the image (present,
     names and values of equal length, no repeated name, non-null keys, every target column
     castable — in target column order); for update/delete the old key (present, equal lengths,
     non-null and castable key values). Image columns unknown to the target are ignored."""
+    if event.landing_error is not None:
+        return event.landing_error
     kind = (event.change_type or "").strip().lower()
     if kind not in CHANGE_TYPES:
         return f"unknown_change_type:{event.change_type}"

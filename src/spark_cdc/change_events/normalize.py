@@ -1,7 +1,9 @@
 """Validate, fingerprint and type raw change events in Spark (the rules of change_events.model).
 
 Input: a DataFrame with the feed columns of change_events.model (extra columns pass through;
-absent optional ones — event_seq, old_key_names/values — are added as nulls). Output adds:
+absent optional ones — event_seq, old_key_names/values — are added as nulls; a landed feed also
+has ``_landing_error``: the reason a line could not be read, see change_events.landing). Output
+adds:
 
 - ``change_kind``: lower-cased, trimmed change type;
 - ``event_fingerprint``: the SHA-256 of model.fingerprint (exact-duplicate identity, tie-breaker);
@@ -35,6 +37,9 @@ FEED_COLUMNS = {
     "old_key_values": ArrayType(StringType()),
 }
 REASON = "quarantine_reason"
+# Set by the landing on lines it could not read as an event (their first quarantine reason).
+LANDING_ERROR = "_landing_error"
+RAW_RECORD = "_raw_record"
 
 
 def with_feed_columns(raw: DataFrame) -> DataFrame:
@@ -83,6 +88,7 @@ def _reason(schema: TargetSchema) -> Column:
     needs_image = kind.isin("insert", "update")
     needs_old = kind.isin("update", "delete")
     rules: list[tuple[Column, Column]] = [
+        (F.col(LANDING_ERROR).isNotNull(), F.col(LANDING_ERROR)),
         (
             kind.isNull() | ~kind.isin(*CHANGE_TYPES),
             F.concat(
@@ -129,6 +135,8 @@ def normalize_events(raw: DataFrame, schema: TargetSchema) -> DataFrame:
     Each image text is looked up once (staged columns), then cast once, so the rules and the
     typed structs share them."""
     feed = with_feed_columns(raw)
+    if LANDING_ERROR not in feed.columns:
+        feed = feed.withColumn(LANDING_ERROR, F.lit(None).cast("string"))
     texts = [
         _text("column_names", "column_values", c).alias(_image_text(c)) for c in schema.columns
     ]

@@ -214,9 +214,11 @@ def history_increment(
     config: SourceConfig,
     high_dttm: str,
     process_id: str,
+    resolved_through: int | None = None,
 ) -> DataFrame:
-    """History versions to merge (on the key columns and version_id) after the run ``process_id``
-    added its rows to ``ledger``; all versions when ``prior`` is None (a full build)."""
+    """History versions to merge (on the key columns and version_id) for the ledger batches above
+    ``resolved_through`` (the history's mark, see progress; without one, the batches this run
+    ``process_id`` ledgered); all versions when ``prior`` is None (a full build)."""
     declared = config.schema
     config = evolved_config(config, ledger)
     schema = config.schema
@@ -224,7 +226,10 @@ def history_increment(
     applied = with_discovered_images(
         ledger.where(F.col("status") == "applied"), declared, discovered
     )
-    new_rows = ledger.where(F.col("process_id") == process_id)
+    if resolved_through is None:
+        new_rows = ledger.where(F.col("process_id") == process_id)
+    else:
+        new_rows = ledger.where(F.col(BATCH) > F.lit(resolved_through))
     horizon = None
     if prior is not None:
         if new_rows.isEmpty():

@@ -305,10 +305,13 @@ def current_rows(versions: DataFrame, schema: TargetSchema) -> DataFrame:
     return _as_current(versions.where(F.col("is_current") & ~F.col("is_deleted")), schema)
 
 
-def current_changes(versions: DataFrame, schema: TargetSchema, process_id: str) -> DataFrame:
-    """Current versions written by ``process_id``, flagged ``_is_deleted`` for a MERGE that
-    deletes (macros/incremental/merge.sql, merge_delete_column)."""
-    changed = versions.where(F.col("is_current") & (F.col("process_id") == process_id))
+def current_changes(
+    versions: DataFrame, schema: TargetSchema, process_ids: str | list[str]
+) -> DataFrame:
+    """Current versions last written by the runs ``process_ids``, flagged ``_is_deleted`` for a
+    MERGE that deletes (macros/incremental/merge.sql, merge_delete_column)."""
+    ids = [process_ids] if isinstance(process_ids, str) else list(process_ids)
+    changed = versions.where(F.col("is_current") & F.col("process_id").isin(ids))
     return _as_current(changed, schema, F.col("is_deleted").alias("_is_deleted"))
 
 

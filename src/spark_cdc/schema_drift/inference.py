@@ -42,6 +42,10 @@ from pyspark.sql.types import (
 from spark_cdc.schema_drift.variation import INT64_MAX, INT64_MIN
 
 FLAT_SEPARATOR = "__"
+# Deepest nesting of objects and arrays a prototype may have: deeper payloads are conflicts
+# (``too_deep``) rather than supersets that Spark's schema parser and every silver reader would
+# have to walk level by level.
+MAX_NESTING_DEPTH = 32
 _WIDENING = (LongType(), DoubleType(), StringType())
 _SCALARS = (BooleanType(), LongType(), DoubleType(), StringType())
 
@@ -52,6 +56,43 @@ class TypeConflict(ValueError):
     def __init__(self, path: str, existing: DataType, new: DataType) -> None:
         super().__init__(f"type_conflict:{path}:{existing.simpleString()}->{new.simpleString()}")
         self.path = path
+
+
+class TooDeep(ValueError):
+    """A prototype nested deeper than the registry accepts."""
+
+    def __init__(self, depth: int, limit: int) -> None:
+        super().__init__(f"too_deep:{depth}>{limit}")
+
+
+class InvalidName(ValueError):
+    """An attribute name no silver column can have (the empty name)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"invalid_name:{path}")
+
+
+def nesting_depth(text: str) -> int:
+    """Deepest nesting of objects and arrays in a JSON text (0 for a scalar), counted without
+    recursion so that any depth can be measured."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "}]":
+            depth -= 1
+    return deepest
 
 
 class NameCollision(ValueError):
@@ -158,13 +199,15 @@ def flatten(schema: StructType, reserved: Sequence[str] = ()) -> list[FlatColumn
     """Silver columns of a superset: nested objects flattened with ``__``, arrays kept whole.
 
     Raises :class:`NameCollision` when two columns (or a column and a ``reserved`` name) are
-    equal ignoring case.
+    equal ignoring case, :class:`InvalidName` for an empty (or blank) attribute name.
     """
     columns: list[FlatColumn] = []
 
     def walk(struct: StructType, prefix: tuple[str, ...]) -> None:
         for item in struct.fields:
             path = (*prefix, item.name)
+            if not item.name.strip():
+                raise InvalidName("$." + ".".join(path))
             if isinstance(item.dataType, StructType):
                 walk(item.dataType, path)
             else:
@@ -188,15 +231,19 @@ def evolve(
     superset: StructType | None,
     prototypes: Sequence[tuple[str, str]],
     reserved: Sequence[str] = (),
+    max_depth: int = MAX_NESTING_DEPTH,
 ) -> Evolution:
     """Add ``(variation key, prototype JSON text)`` pairs to ``superset`` in the given order."""
     outcome = Evolution(superset or StructType([]))
     for key, text in prototypes:
         try:
+            depth = nesting_depth(text)
+            if depth > max_depth:
+                raise TooDeep(depth, max_depth)
             candidate = merge_types(outcome.superset, infer_type(json.loads(text)))
             final = finalize(candidate)
             flatten(final if isinstance(final, StructType) else StructType([]), reserved)
-        except (TypeConflict, NameCollision) as conflict:
+        except (TypeConflict, NameCollision, InvalidName, TooDeep) as conflict:
             outcome.conflicts[key] = str(conflict)
             continue
         outcome.superset = candidate

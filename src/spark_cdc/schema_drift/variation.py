@@ -23,19 +23,23 @@ from typing import Any
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from spark_cdc.json_text import strict_variant
+
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _SIMPLE_NAME = re.compile(r"[a-zA-Z0-9_]+")
 _ALL_DIGITS = re.compile(r"\d+")
 
 # Parse errors of a line, in the order they are checked.
+INVALID_UTF8 = "invalid_utf8"
 MALFORMED_JSON = "malformed_json"
 NOT_AN_OBJECT = "not_an_object"
 MISSING_EVENT_TYPE = "missing_event_type"
 
 
 def parsed_payload(payload: Column) -> Column:
-    """The payload as a VARIANT; null when it is not valid JSON (or has duplicate keys)."""
-    return F.try_parse_json(payload)
+    """The payload as a VARIANT; null unless it is exactly one valid JSON value (no text after
+    it, no duplicate keys, valid UTF-8, nesting within Spark's parser limit): json_text."""
+    return strict_variant(payload)
 
 
 def variation_signature(parsed: Column) -> Column:
@@ -58,7 +62,8 @@ def parse_error(payload: Column, parsed: Column) -> Column:
     """Why a line cannot be registered (null when it can): see the constants above."""
     event_type = F.trim(event_type_of(parsed))
     return (
-        F.when(payload.isNull() | parsed.isNull(), F.lit(MALFORMED_JSON))
+        F.when(payload.isNotNull() & ~F.is_valid_utf8(payload), F.lit(INVALID_UTF8))
+        .when(payload.isNull() | parsed.isNull(), F.lit(MALFORMED_JSON))
         .when(~F.schema_of_variant(parsed).startswith("OBJECT<"), F.lit(NOT_AN_OBJECT))
         .when(event_type.isNull() | (event_type == ""), F.lit(MISSING_EVENT_TYPE))
     )

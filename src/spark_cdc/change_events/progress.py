@@ -1,0 +1,59 @@
+"""Which ledger batches a change-event table reflects, recorded in its Delta commits.
+
+The history and current models each record, in the ``userMetadata`` of the Delta commit that
+writes them, the highest ledger ``_batch_id`` they reflect. A run then takes every batch above
+its table's mark, not only the batches its own ledger run added: a run killed after the ledger
+write but before the history (or current) write leaves batches that the next run picks up, so
+the tables converge to what an uninterrupted run gives. A run that changes nothing makes no
+commit and leaves the mark where it was (the next run looks at those batches again, harmlessly).
+"""
+
+from __future__ import annotations
+
+import json
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+PROGRESS_KEY = "spark_cdc_resolved_through_batch"
+USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+BATCH = "_batch_id"
+
+
+def resolved_through(spark: SparkSession, table: str) -> int | None:
+    """The mark of the latest commit of ``table`` that carries one (None: no mark yet)."""
+    if not spark.catalog.tableExists(table):
+        return None
+    history = spark.sql(f"describe history {table}").select("version", "userMetadata")
+    for row in history.orderBy(F.col("version").desc()).collect():
+        try:
+            mark = json.loads(row.userMetadata or "{}").get(PROGRESS_KEY)
+        except (json.JSONDecodeError, AttributeError):
+            mark = None
+        if mark is not None:
+            return int(mark)
+    return None
+
+
+def latest_batch(ledger: DataFrame) -> int | None:
+    """The highest batch id of the ledger (None when it is empty)."""
+    return ledger.agg(F.max(BATCH)).first()[0]
+
+
+def record_progress(spark: SparkSession, through: int | None) -> None:
+    """Make the next Delta commits of this session carry ``through`` as their mark (the model's
+    post-hook resets the setting)."""
+    if through is not None:
+        spark.conf.set(USER_METADATA, json.dumps({PROGRESS_KEY: int(through)}))
+
+
+def pending_batches(ledger: DataFrame, through: int | None) -> DataFrame:
+    """Ledger rows of the batches above the mark (all rows without a mark)."""
+    return ledger if through is None else ledger.where(F.col(BATCH) > F.lit(through))
+
+
+def pending_process_ids(ledger: DataFrame, through: int | None, process_id: str) -> list[str]:
+    """The dbt runs whose history changes the current table may not reflect yet: the runs that
+    ledgered the batches above the mark, and this run."""
+    rows = pending_batches(ledger, through).select("process_id").distinct().collect()
+    return sorted({process_id, *(row.process_id for row in rows)})
