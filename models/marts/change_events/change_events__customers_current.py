@@ -31,5 +31,6 @@ def model(dbt, session):
     add_missing_columns(session, str(dbt.this), config.schema)
     # Every run whose history changes this table may not reflect yet (a run killed before this
     # model wrote leaves its changes to the next run).
-    runs = pending_process_ids(ledger, resolved_through(session, str(dbt.this)), process_id(session))
+    through = resolved_through(session, str(dbt.this))
+    runs = pending_process_ids(ledger, through, process_id(session))
     return current_changes(history, config.schema, runs)
