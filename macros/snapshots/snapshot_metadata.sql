@@ -24,17 +24,48 @@
 {% endmacro %}
 
 
+{#- The high end date of open rows (var default_high_dttm) as validated text 'YYYY-MM-DD[ HH:MM:SS[.ffffff]]':
+    zone-less, a real calendar date and time, at most 9999-12-31 23:59:59.999999. A YAML date or
+    datetime (an unquoted --vars value) is accepted as its text. Anything else stops the run with
+    an error naming the value, before anything is written (see validate_snapshot_vars). -#}
+{% macro snapshot_high_end_text() %}
+    {%- set raw = var('default_high_dttm', '9999-12-31 23:59:59') -%}
+    {%- set high = (raw | string).strip() -%}
+    {%- set hint = "var default_high_dttm must be a zone-less timestamp 'YYYY-MM-DD HH:MM:SS' "
+        ~ "(a real date, at most '9999-12-31 23:59:59'), such as '9999-12-31 23:59:59'; got '" ~ high ~ "'" -%}
+    {%- set match = modules.re.fullmatch(
+        '([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.][0-9]{1,6})?)?', high
+    ) -%}
+    {%- if match is none -%}
+        {{ exceptions.raise_compiler_error(hint) }}
+    {%- endif -%}
+    {%- set year, month, day = match.group(1) | int, match.group(2) | int, match.group(3) | int -%}
+    {%- set leap = (year % 4 == 0 and year % 100 != 0) or year % 400 == 0 -%}
+    {%- set month_days = [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] -%}
+    {%- if year < 1 or month < 1 or month > 12 or day < 1 or day > month_days[month - 1] -%}
+        {{ exceptions.raise_compiler_error(hint ~ ' (no such date)') }}
+    {%- endif -%}
+    {%- if match.group(4) is not none and (match.group(4) | int > 23 or match.group(5) | int > 59
+        or match.group(6) | int > 59) -%}
+        {{ exceptions.raise_compiler_error(hint ~ ' (no such time)') }}
+    {%- endif -%}
+    {{ return(high | replace('T', ' ')) }}
+{% endmacro %}
+
+
+{#- on-run-start: check the vars the snapshot overrides read, so that a bad value stops the run
+    before any node writes (it renders nothing). -#}
+{% macro validate_snapshot_vars() %}
+    {%- do snapshot_high_end_text() -%}
+    {{ return('') }}
+{% endmacro %}
+
+
 {#- The high end date of open rows, zone-less, cast to the type of dbt_valid_from.
     A zone-less literal keeps its wall-clock value whatever the session time zone; the project
     runs its sessions in UTC. -#}
 {% macro snapshot_high_end_value(data_type) %}
-    {%- set high = var('default_high_dttm', '9999-12-31 23:59:59') -%}
-    {%- if high is string and (high.endswith('Z') or '+' in high[10:]) -%}
-        {{ exceptions.raise_compiler_error(
-            "var default_high_dttm must be a zone-less value such as '9999-12-31 23:59:59', got " ~ high
-        ) }}
-    {%- endif -%}
-    {{ return("cast('" ~ high ~ "' as " ~ (data_type or 'timestamp') ~ ")") }}
+    {{ return("cast('" ~ snapshot_high_end_text() ~ "' as " ~ (data_type or 'timestamp') ~ ")") }}
 {% endmacro %}
 
 
@@ -97,6 +128,30 @@
             'Snapshot ' ~ model.name ~ ': the source returns duplicate unique_key values, so the merge '
             ~ 'would be ambiguous. Deduplicate the source. Duplicate keys (first 10): '
             ~ shown | join('; ')
+        ) }}
+    {%- endif -%}
+{% endmacro %}
+
+
+{#- Refuse a snapshot run with hard deletes (hard_deletes: invalidate or new_record, or the legacy
+    invalidate_hard_deletes) whose query returns no row: every open row would be closed, and an
+    empty source is far more often an upstream failure than a real mass delete. The config
+    snapshot_allow_empty_source: true (per snapshot) or the var of the same name (per run) lets
+    such a run through. Runs before anything is written. -#}
+{% macro snapshot_assert_source_not_empty(strategy, sql) %}
+    {%- set allowed = config.get('snapshot_allow_empty_source', false)
+        or var('snapshot_allow_empty_source', false) -%}
+    {%- if strategy.hard_deletes not in ('invalidate', 'new_record')
+        or (allowed | string | lower) == 'true' -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set probe = run_query('select 1 as found from (' ~ sql ~ ') as snapshot_query limit 1') -%}
+    {%- if probe is not none and probe.rows | length == 0 -%}
+        {{ exceptions.raise_compiler_error(
+            'Snapshot ' ~ model.name ~ ': the snapshot query returned no rows; with hard_deletes: '
+            ~ strategy.hard_deletes ~ ' this run would close every open row. Refused, nothing was '
+            ~ 'written: an empty source is usually an upstream failure. If the source is really '
+            ~ "empty, re-run with --vars '{snapshot_allow_empty_source: true}'."
         ) }}
     {%- endif -%}
 {% endmacro %}

@@ -266,9 +266,11 @@
       concurrent runs of one snapshot never replace or drop each other's view; the MERGEs
       themselves are serialized by Delta's optimistic concurrency control (a conflicting second
       commit fails with a ConcurrentAppendException and changes nothing);
-    - [spark_cdc] the snapshot query is checked for duplicate keys before anything is written.
+    - [spark_cdc] the snapshot query is checked for duplicate keys before anything is written;
+    - [spark_cdc] with hard deletes, an empty snapshot query is refused (snapshot_metadata.sql).
 -#}
 {% macro spark_build_snapshot_staging_table(strategy, sql, target_relation) %}
+    {%- do snapshot_assert_source_not_empty(strategy, sql) -%}
     {%- do snapshot_assert_unique_keys(strategy, sql) -%}
     {%- set run_suffix = (invocation_id | replace('-', ''))[:16] -%}
     {%- set tmp_identifier = target_relation.identifier ~ '__dbt_tmp_' ~ run_suffix -%}

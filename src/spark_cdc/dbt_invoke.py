@@ -66,11 +66,15 @@ def _failed_nodes(result: Any) -> str:
 
 
 def node_statuses(result: Any) -> list[tuple[str, str]]:
-    """(node name, status) of each node a dbt command ran."""
+    """(node name, status) of each node a dbt command ran (its on-run-start/end hooks left out)."""
     rows = getattr(result, "result", None)
     if rows is None or not hasattr(rows, "results"):
         return []
-    return [(row.node.name, str(row.status)) for row in rows.results]
+    return [
+        (row.node.name, str(row.status))
+        for row in rows.results
+        if str(getattr(row.node, "resource_type", "")) != "operation"
+    ]
 
 
 def last_invocation_id() -> str:
