@@ -125,6 +125,10 @@ def test_bad_config_is_refused():
         DatasetConfig.from_mapping(
             "x", {"key_columns": {"a": "int"}, "nonkey_columns": {"A": "int"}}
         )
+    with pytest.raises(ConfigError, match="'full name' cannot be a Delta column name"):
+        DatasetConfig.from_mapping(
+            "x", {"key_columns": {"a": "int"}, "nonkey_columns": {"full name": "string"}}
+        )
     with pytest.raises(ConfigError, match="max_delete_fraction must be between 0 and 1"):
         DatasetConfig.from_mapping("x", {"key_columns": {"a": "int"}, "max_delete_fraction": 2})
 

@@ -1,8 +1,10 @@
 {#-
     Create (if missing) the metastore table of a landing source declared with an `external`
     block (location, file_format, options), and refresh its file listing so that files landed
-    since the last query are read. Used as a pre-hook of the source's staging model; also
-    callable by hand: dbt run-operation stage_landing_source --args '{source_name: x, table_name: y}'
+    since the last query are read. A table that points at another location (the landing root
+    var changed) is re-created over the declared one: it only describes files, dropping it
+    deletes none. Used as a pre-hook of the source's staging model; also callable by hand:
+    dbt run-operation stage_landing_source --args '{source_name: x, table_name: y}'
 -#}
 {% macro stage_landing_source(source_name, table_name) %}
     {%- if execute -%}
@@ -13,7 +15,18 @@
         {%- set external = node.external -%}
         {%- set relation = source(source_name, table_name) -%}
         {%- set options = external.get("options") or {} -%}
+        {%- set location = external.location | trim -%}
         {%- do run_query("create schema if not exists " ~ relation.schema) -%}
+        {%- if load_relation(relation) is not none -%}
+            {%- set described = run_query("describe table extended " ~ relation) -%}
+            {%- set current = [] -%}
+            {%- for row in described.rows if row[0] == 'Location' -%}
+                {%- do current.append(row[1] | replace('file:', '') | trim) -%}
+            {%- endfor -%}
+            {%- if current and current[0].rstrip('/') != location.replace('file:', '').rstrip('/') -%}
+                {%- do run_query("drop table " ~ relation) -%}
+            {%- endif -%}
+        {%- endif -%}
         {%- call statement("create_landing_table") -%}
             create table if not exists {{ relation }}
             using {{ external.file_format }}
@@ -24,7 +37,7 @@
                     {%- endfor %}
                 )
             {%- endif %}
-            location '{{ external.location }}'
+            location '{{ location }}'
         {%- endcall -%}
         {%- do run_query("refresh table " ~ relation) -%}
     {%- endif -%}

@@ -10,7 +10,7 @@
     {%- set columns = config.get('snapshot_table_column_names') or get_snapshot_table_column_names() -%}
     {%- set meta = snapshot_metadata_column_names() -%}
     {%- do snapshot_assert_unique_keys(strategy, sql) -%}
-    {%- set valid_from_type = snapshot_updated_at_type(strategy, sql) -%}
+    {%- set valid_from_type = snapshot_assert_updated_at_type(strategy, sql) -%}
 
     select
         *,

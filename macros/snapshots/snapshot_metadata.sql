@@ -78,6 +78,24 @@
 {% endmacro %}
 
 
+{#- With the timestamp strategy, updated_at must be a date or timestamp: a text column would be
+    compared as text and cast (or fail) value by value. Returns its type; a clear error before
+    anything is written otherwise. -#}
+{% macro snapshot_assert_updated_at_type(strategy, sql) %}
+    {%- set data_type = snapshot_updated_at_type(strategy, sql) -%}
+    {%- if config.get('strategy') == 'timestamp'
+        and (data_type | lower) not in ('timestamp', 'timestamp_ntz', 'date') -%}
+        {{ exceptions.raise_compiler_error(
+            'Snapshot ' ~ model.name ~ ': updated_at (' ~ strategy.updated_at ~ ') is of type '
+            ~ data_type ~ '; the timestamp strategy needs a date or timestamp. Cast it in the '
+            ~ 'snapshot query (a value that does not cast is a source problem to fix there); '
+            ~ 'nothing was written.'
+        ) }}
+    {%- endif -%}
+    {{ return(data_type) }}
+{% endmacro %}
+
+
 {#- The data type of one column of a relation, matched by name case-insensitively. -#}
 {% macro snapshot_column_type(relation_columns, column_name) %}
     {%- for column in relation_columns -%}
@@ -100,8 +118,10 @@
 {% endmacro %}
 
 
-{#- Fail before any write when the snapshot query returns a key more than once: the MERGE would
-    insert duplicate versions with the same dbt_scd_id. Names up to 10 offending keys. -#}
+{#- Fail before any write when the snapshot query returns a key more than once (the MERGE would
+    insert duplicate versions with the same dbt_scd_id) or a NULL in a key column (a NULL key
+    never matches its open row: every run would insert it again). Names up to 10 offending keys.
+    Config snapshot_check_unique_keys: false skips the check. -#}
 {% macro snapshot_assert_unique_keys(strategy, sql) %}
     {%- if not config.get('snapshot_check_unique_keys', true) -%}
         {{ return(none) }}
@@ -111,22 +131,25 @@
         select {% for key in keys %}{{ key }} as key_{{ loop.index }}, {% endfor %}count(*) as row_count
         from ({{ sql }}) as snapshot_query
         group by {% for key in keys %}{{ loop.index }}{{ ', ' if not loop.last }}{% endfor %}
-        having count(*) > 1
+        having count(*) > 1{% for key in keys %} or key_{{ loop.index }} is null{% endfor %}
         limit 10
     {%- endset -%}
-    {%- set duplicates = run_query(check_sql) -%}
-    {%- if duplicates and duplicates.rows | length > 0 -%}
+    {%- set offending = run_query(check_sql) -%}
+    {%- if offending and offending.rows | length > 0 -%}
         {%- set shown = [] -%}
-        {%- for row in duplicates.rows -%}
+        {%- set null_rows = [] -%}
+        {%- for row in offending.rows -%}
             {%- set values = [] -%}
             {%- for index in range(keys | length) -%}
-                {%- do values.append(keys[index] ~ '=' ~ row[index]) -%}
+                {%- do values.append(keys[index] ~ '=' ~ ('NULL' if row[index] is none else row[index])) -%}
+                {%- if row[index] is none and row not in null_rows -%}{%- do null_rows.append(row) -%}{%- endif -%}
             {%- endfor -%}
             {%- do shown.append('(' ~ values | join(', ') ~ ') x' ~ row[keys | length]) -%}
         {%- endfor -%}
+        {%- set problem = 'NULL or duplicate unique_key values' if null_rows else 'duplicate unique_key values' -%}
         {{ exceptions.raise_compiler_error(
-            'Snapshot ' ~ model.name ~ ': the source returns duplicate unique_key values, so the merge '
-            ~ 'would be ambiguous. Deduplicate the source. Duplicate keys (first 10): '
+            'Snapshot ' ~ model.name ~ ': the source returns ' ~ problem ~ ', so the merge '
+            ~ 'would be ambiguous; nothing was written. Fix the source. Offending keys (first 10): '
             ~ shown | join('; ')
         ) }}
     {%- endif -%}

@@ -270,6 +270,7 @@
     - [spark_cdc] with hard deletes, an empty snapshot query is refused (snapshot_metadata.sql).
 -#}
 {% macro spark_build_snapshot_staging_table(strategy, sql, target_relation) %}
+    {%- do snapshot_assert_updated_at_type(strategy, sql) -%}
     {%- do snapshot_assert_source_not_empty(strategy, sql) -%}
     {%- do snapshot_assert_unique_keys(strategy, sql) -%}
     {%- set run_suffix = (invocation_id | replace('-', ''))[:16] -%}

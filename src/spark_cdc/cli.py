@@ -167,7 +167,16 @@ def _run_land(args: argparse.Namespace) -> int:
         )
         print(f"{args.initial_table}: {rows} existing rows")
     landed = land_batch_files(spark, args.table, files)
-    print(f"{args.table}: landed {len(landed)} batches as _batch_id {landed[0]}-{landed[-1]}")
+    if not landed:
+        print(f"{args.table}: no batch file selected, nothing landed")
+        return 0
+    errors = (
+        spark.table(args.table)
+        .where(f"_batch_id >= {landed[0]} and _landing_error is not null")
+        .count()
+    )
+    note = f" ({errors} unreadable lines kept with their reason)" if errors else ""
+    print(f"{args.table}: landed {len(landed)} batches as _batch_id {landed[0]}-{landed[-1]}{note}")
     return 0
 
 
@@ -211,13 +220,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _user_errors() -> tuple[type[Exception], ...]:
+    """Errors that are about the input or the environment, reported as one line (exit code 2)."""
+    from spark_cdc.change_events.landing import InitialRowsError
+    from spark_cdc.change_events.model import ChangeEventConfigError
+    from spark_cdc.hash_cdc.config import ConfigError
+    from spark_cdc.home_lock import HomeInUseError
+    from spark_cdc.master_check import MasterUnavailableError
+
+    return (
+        GeneratorError,
+        InitialRowsError,
+        ChangeEventConfigError,
+        ConfigError,
+        HomeInUseError,
+        MasterUnavailableError,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: parse, run, turn input errors into a clear message and exit code 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except GeneratorError as error:
+    except _user_errors() as error:
         print(f"spark-cdc: error: {error}", file=sys.stderr)
         return 2
 

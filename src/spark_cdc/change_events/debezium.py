@@ -44,7 +44,9 @@ def _key(image: Column, schema: TargetSchema) -> Column:
 def normalize_debezium(messages: DataFrame, schema: TargetSchema) -> DataFrame:
     """Feed events (change_events.model columns, ``_batch_id``, ``source_message``)."""
     passthrough = [c for c in messages.columns if c != "value"]
-    parsed = F.from_json(F.col("value"), MESSAGE_SCHEMA)
+    strict = is_strict_json(F.col("value"))
+    # Only exact JSON is parsed (from_json of an empty text trips a Spark NullPointerException).
+    parsed = F.from_json(F.when(strict, F.col("value")), MESSAGE_SCHEMA)
     fields = ("before", "after", "source", "op", "ts_ms")
     body = F.when(parsed["payload"].isNotNull(), parsed["payload"]).otherwise(
         F.struct(*(parsed[f].alias(f) for f in fields))
@@ -53,7 +55,7 @@ def normalize_debezium(messages: DataFrame, schema: TargetSchema) -> DataFrame:
         *passthrough,
         F.col("value").alias("source_message"),
         body.alias("m"),
-        is_strict_json(F.col("value")).alias("_strict"),
+        strict.alias("_strict"),
     )
     op = F.col("m.op")
     kind = F.when(F.col("source_message").isNull(), F.lit("tombstone")).when(

@@ -115,15 +115,59 @@ def land_batch_files(spark: SparkSession, table: str, files: Sequence[Path | str
     return list(range(first, first + len(files)))
 
 
+class InitialRowsError(ValueError):
+    """Existing rows that cannot be loaded as they are; nothing was written."""
+
+
+def read_initial_rows(spark: SparkSession, path: Path | str, schema: TargetSchema) -> DataFrame:
+    """The existing rows of a JSON-lines file, typed, with the reason each bad row is bad
+    (``_landing_error``: malformed_json, null_key:<col>, cast_failed:<col>,
+    invalid_created_at, invalid_updated_at)."""
+    lines = spark.read.text(str(path)).where(F.trim(F.col("value")) != "")
+    names = [*schema.columns, "created_at", "updated_at"]
+    parsed = F.from_json("value", ", ".join(f"`{name}` string" for name in names))
+    staged = lines.select("value", parsed.alias("p"))
+    typed = {c: F.col(f"p.`{c}`").try_cast(t) for c, t in schema.columns.items()}
+    stamps = {c: F.try_to_timestamp(F.col(f"p.{c}")) for c in ("created_at", "updated_at")}
+    checks = [(~is_strict_json(F.col("value")), "malformed_json")]
+    checks += [(F.col(f"p.`{k}`").isNull(), f"null_key:{k}") for k in schema.keys]
+    checks += [
+        (F.col(f"p.`{c}`").isNotNull() & typed[c].isNull(), f"cast_failed:{c}")
+        for c in schema.columns
+    ]
+    checks += [(F.col(f"p.{c}").isNotNull() & stamps[c].isNull(), f"invalid_{c}") for c in stamps]
+    error = F.when(checks[0][0], F.lit(checks[0][1]))
+    for condition, reason in checks[1:]:
+        error = error.when(condition, F.lit(reason))
+    return staged.select(
+        *(typed[c].alias(c) for c in schema.columns),
+        *(stamps[c].alias(c) for c in stamps),
+        error.alias(LANDING_ERROR),
+        F.col("value").alias(RAW_RECORD),
+    )
+
+
 def land_initial_rows(spark: SparkSession, table: str, path: Path, schema: TargetSchema) -> int:
-    """Replace ``table`` with the existing rows of a generated stream (initial_state.jsonl)."""
-    _ensure_schema(spark, table)
-    columns = ", ".join(f"{c} {t}" for c, t in schema.columns.items())
-    rows = spark.read.schema(f"{columns}, created_at string, updated_at string").json(str(path))
-    rows = rows.withColumn("created_at", F.try_to_timestamp("created_at")).withColumn(
-        "updated_at", F.try_to_timestamp("updated_at")
-    )
-    rows.write.format("delta").mode("overwrite").option("overwriteSchema", "true").saveAsTable(
-        table
-    )
+    """Replace ``table`` with the existing rows of a generated stream (initial_state.jsonl).
+
+    The existing rows are the state the events apply to, so they load whole or not at all: a
+    row that cannot be read as it is (not JSON, a NULL key, a value or timestamp that does not
+    cast) refuses the load with :class:`InitialRowsError`, naming up to five such lines."""
+    rows = read_initial_rows(spark, path, schema).cache()
+    try:
+        bad = rows.where(F.col(LANDING_ERROR).isNotNull())
+        shown = bad.select(LANDING_ERROR, F.substring(RAW_RECORD, 1, 200)).limit(5).collect()
+        if shown:
+            count = bad.count()
+            lines = "; ".join(f"{reason}: {line}" for reason, line in shown)
+            raise InitialRowsError(
+                f"{path}: {count} existing row(s) cannot be loaded, nothing was written "
+                f"(first {len(shown)}: {lines})"
+            )
+        _ensure_schema(spark, table)
+        rows.drop(LANDING_ERROR, RAW_RECORD).write.format("delta").mode("overwrite").option(
+            "overwriteSchema", "true"
+        ).saveAsTable(table)
+    finally:
+        rows.unpersist()
     return spark.table(table).count()

@@ -37,6 +37,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from spark_cdc.hash_cdc.config import DatasetConfig
+from spark_cdc.hash_cdc.hashing import column
 
 OPERATIONS = ("I", "U", "D", "X", "N")
 # Delta keeps file statistics on the operation and the date only: hashes and payload values are
@@ -179,20 +180,22 @@ def assemble(decision: Decision, config: DatasetConfig) -> DataFrame:
     from the current table (N, D, X, held). Adaptive execution hashes the narrow decided rows (one
     per key of either side) when their partitions are small enough (the runtime's
     maxShuffledHashJoinLocalMapThreshold), streaming the wide payload rows through unsorted."""
-    payload = current_columns(config)
+    payload = [column(c) for c in current_columns(config)]
     meta = ["key_hash", "nonkey_hash"]
     decided = decision.decided.select("key_hash", "operation", "eff_start_date", "_from_incoming")
     payloads = decision.incoming.select(
         *payload, *meta, F.lit(True).alias("_from_incoming")
     ).unionByName(decision.previous.select(*payload, *meta, F.lit(False).alias("_from_incoming")))
     rejoined = payloads.join(decided, ["key_hash", "_from_incoming"])
-    return rejoined.select(*payload, *meta, "operation", "eff_start_date")
+    return rejoined.select(
+        *[column(c) for c in current_columns(config)], *meta, "operation", "eff_start_date"
+    )
 
 
 def initial_state(incoming: DataFrame, config: DatasetConfig, effective_date: str) -> DataFrame:
     """The current state of a first run: every valid row inserted."""
     return incoming.select(
-        *current_columns(config),
+        *[column(c) for c in current_columns(config)],
         "key_hash",
         "nonkey_hash",
         F.lit("I").alias("operation"),

@@ -8,6 +8,8 @@ from typing import Any
 
 EXTRACT_MODES = ("full", "delta")
 EXTRACT_FORMATS = ("csv", "parquet")
+# Characters a Delta column name cannot hold (without column mapping).
+DELTA_FORBIDDEN = " ,;{}()\n\t="
 # A full extract may delete at most this share of the keys live before it, unless allowed.
 DEFAULT_MAX_DELETE_FRACTION = 0.5
 
@@ -78,6 +80,12 @@ class DatasetConfig:
         empty = [c for c in config.all_columns if not c.strip()]
         if empty:
             raise ConfigError(f"{name}: a column name cannot be empty")
+        unstorable = [c for c in config.all_columns if set(c) & set(DELTA_FORBIDDEN)]
+        if unstorable:
+            raise ConfigError(
+                f"{name}: column {unstorable[0]!r} cannot be a Delta column name (none of "
+                f"{DELTA_FORBIDDEN!r} may appear in one); rename it in the extract"
+            )
         seen: dict[str, tuple[str, str]] = {}
         for role in ("keys", "nonkeys", "sensitive", "excluded"):
             for column in getattr(config, role):

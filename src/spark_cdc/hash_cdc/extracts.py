@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
 
-from pyspark.errors import AnalysisException, PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
@@ -61,7 +61,9 @@ def _check_header(names: list[str], folder: str) -> None:
 
 
 def _read_failure(folder: str, file_format: str, error: Exception) -> ConfigError:
-    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    lines = [line for line in str(error).splitlines() if "[" in line or "Exception" in line]
+    text = (lines or str(error).splitlines() or [type(error).__name__])[0].strip()
+    text = text.removeprefix("An error occurred while calling").strip()
     if "PATH_NOT_FOUND" in text or "Path does not exist" in text:
         return ConfigError(f"no {file_format} extract in {folder}")
     return ConfigError(f"the {file_format} extract in {folder} cannot be read: {text[:300]}")
@@ -85,7 +87,7 @@ def read_extract(
         files = spark.read.format("binaryFile").option("pathGlobFilter", pattern).load(folder)
         listed = files.inputFiles()
         with_content = files.select("length").limit(1).count()
-    except (AnalysisException, PySparkException) as error:
+    except Exception as error:  # any reading failure: a clear error naming the folder
         raise _read_failure(folder, file_format, error) from None
     if not listed:
         raise ConfigError(f"no {file_format} extract in {folder} (no {pattern} file)")
@@ -95,9 +97,11 @@ def read_extract(
         return spark.createDataFrame([], _all_strings(columns, (MALFORMED_LINE,)))
     try:
         if file_format == "csv":
-            return _read_csv(spark, folder, pattern)
+            return _read_csv(spark, folder, pattern, listed)
         frame = spark.read.option("pathGlobFilter", pattern).parquet(folder)
-    except (AnalysisException, PySparkException) as error:
+    except ConfigError:
+        raise
+    except Exception as error:  # any reading failure: a clear error naming the folder
         raise _read_failure(folder, file_format, error) from None
     _check_header(frame.columns, folder)
     return frame.select(
@@ -106,14 +110,20 @@ def read_extract(
     )
 
 
-def _read_csv(spark: SparkSession, folder: str, pattern: str) -> DataFrame:
-    header = (
-        spark.read.option("header", True)
-        .option("inferSchema", False)
-        .option("pathGlobFilter", pattern)
-        .csv(folder)
-        .columns
-    )
+def _csv_header(spark: SparkSession, files: list[str]) -> list[str]:
+    """The header line as written in the first file that has one (Spark's own reading renames
+    repeated names, so it cannot tell them)."""
+    for path in sorted(files):
+        first = spark.read.text(path).where(F.trim("value") != "").first()
+        if first is not None:
+            fields = next(csv.reader([first.value]))
+            # Spark names an empty header field _c<position>, as it reads it.
+            return [name if name else f"_c{position}" for position, name in enumerate(fields)]
+    return []
+
+
+def _read_csv(spark: SparkSession, folder: str, pattern: str, files: list[str]) -> DataFrame:
+    header = _csv_header(spark, files)
     _check_header(header, folder)
     return (
         spark.read.option("header", True)

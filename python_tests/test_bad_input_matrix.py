@@ -1,0 +1,914 @@
+"""The bad-input matrix: every entry point against the same families of bad input.
+
+One table of cases. Each row names an entry point, the bad input, and the expected outcome: a
+clear error (with the words it must contain) or the quarantine reasons of the bad rows. Each
+row also asserts that counts reconcile (rows in = applied + quarantined [+ duplicates]) and that
+nothing that was there before is lost (every key live before stays live, every line is kept).
+
+Entry points (the library functions the dbt models and the commands call):
+
+- ``csv`` / ``parquet``: a hash-CDC extract applied to a current state of five live keys
+  (read_extract -> stage_extract -> current_state, guards included);
+- ``landing``: a change-event batch file through ``land_batch_files`` and the ledger;
+- ``feed``: typed change-event rows (an upstream ingestion's table) through the ledger;
+- ``debezium``: Debezium messages through ``normalize_debezium`` and the ledger;
+- ``json``: a schema-drift landing file through bronze, the registry and the silver writer;
+- ``initial``: the existing rows of a change-event source (``land_initial_rows``);
+- ``snapshot``: a snapshot's source and vars, through real ``dbt snapshot`` runs.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import copy_project, dbt_invoker
+from pyspark.sql import functions as F
+from table_state import latest_version
+
+from spark_cdc.change_events.debezium import normalize_debezium
+from spark_cdc.change_events.landing import InitialRowsError, land_batch_files, land_initial_rows
+from spark_cdc.change_events.model import TargetSchema
+from spark_cdc.change_events.pipeline import SourceConfig, ledger_increment
+from spark_cdc.hash_cdc.compare import initial_state
+from spark_cdc.hash_cdc.config import ConfigError, DatasetConfig
+from spark_cdc.hash_cdc.extracts import commit_metadata, read_extract
+from spark_cdc.hash_cdc.guards import MassDeleteError
+from spark_cdc.hash_cdc.run import USER_METADATA, RunSettings, current_state
+from spark_cdc.hash_cdc.stage import REASON, stage_extract
+from spark_cdc.schema_drift.bronze import bronze_increment
+from spark_cdc.schema_drift.registry import registry_increment
+from spark_cdc.schema_drift.silver import METADATA_COLUMNS, parse_events
+
+TEN_MB = "x" * (10 * 1024 * 1024)
+
+
+def deep(levels: int) -> str:
+    """A JSON object nested ``levels`` deep."""
+    return '{"a": ' * levels + "1" + "}" * levels
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row of the matrix: entry point, bad input, and the expected outcome."""
+
+    entry: str
+    name: str
+    data: object
+    error: str | None = None
+    reasons: dict[str, int] = field(default_factory=dict)
+    rows_in: int | None = None
+    config: object = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.entry}:{self.name}"
+
+
+@dataclass
+class Outcome:
+    """What an entry point did with a bad input."""
+
+    error: str | None = None
+    reasons: Counter = field(default_factory=Counter)
+    rows_in: int = 0
+    applied: int = 0
+    quarantined: int = 0
+    duplicates: int = 0
+    lost: list = field(default_factory=list)
+
+
+# --- hash CDC extracts ----------------------------------------------------------------------
+
+HASH = DatasetConfig.from_mapping(
+    "matrix",
+    {
+        "key_columns": {"id": "bigint"},
+        "nonkey_columns": {
+            "name": "string",
+            "amount": "decimal(10,2)",
+            "day": "date",
+            "seen_at": "timestamp",
+        },
+    },
+)
+HEADER = ["id", "name", "amount", "day", "seen_at"]
+GOOD = [[str(i), f"n{i}", "1.50", "2026-01-02", "2026-01-02 10:00:00"] for i in range(1, 6)]
+ODD_NAMES = DatasetConfig.from_mapping(
+    "matrix_odd",
+    {
+        "key_columns": {"customer.id": "bigint"},
+        "nonkey_columns": {"e-mail": "string", "名前": "string"},
+    },
+)
+FIRST_DATE, DATE = "2026-01-01", "2026-01-02"
+
+
+def _csv(rows: list[list[str]], header: list[str] = HEADER) -> bytes:
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerows([header, *rows])
+    return text.getvalue().encode()
+
+
+def _bad_row(**values: str) -> list[str]:
+    row = dict(zip(HEADER, ["99", "bad", "1.00", "2026-01-02", "2026-01-02 00:00:00"], strict=True))
+    row.update(values)
+    return [row[c] for c in HEADER]
+
+
+def _parquet(columns: dict[str, pa.Array]) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(pa.table(columns), sink)
+    return sink.getvalue()
+
+
+def _good_parquet_plus(row: list[object], types: dict[str, pa.DataType] | None = None) -> bytes:
+    columns = {}
+    for i, c in enumerate(HEADER):
+        kind = (types or {}).get(c, pa.string())
+        values = [r[i] for r in GOOD] + [row[i]]
+        columns[c] = pa.array(values, type=kind) if kind != pa.string() else pa.array(values)
+    return _parquet(columns)
+
+
+HASH_CASES = [
+    Case(
+        "csv", "binary garbage", b"\x00\xff\xfe garbage \x89PNG\r\n\x1a\n", error="has no column id"
+    ),
+    Case("csv", "empty file", b"", error="the full extract has zero rows"),
+    Case("csv", "header only", _csv([]), error="the full extract has zero rows"),
+    Case(
+        "csv",
+        "too many fields",
+        _csv([*GOOD, [*_bad_row(), "extra"]]),
+        reasons={"column_count_mismatch": 1},
+    ),
+    Case(
+        "csv", "too few fields", _csv([*GOOD, _bad_row()[:3]]), reasons={"column_count_mismatch": 1}
+    ),
+    Case(
+        "csv",
+        "unparseable number",
+        _csv([*GOOD, _bad_row(amount="12,5x")]),
+        reasons={"cast_failed:amount": 1},
+    ),
+    Case(
+        "csv",
+        "unparseable date",
+        _csv([*GOOD, _bad_row(day="2026-02-30")]),
+        reasons={"cast_failed:day": 1},
+    ),
+    Case(
+        "csv",
+        "unparseable timestamp",
+        _csv([*GOOD, _bad_row(seen_at="yesterday")]),
+        reasons={"cast_failed:seen_at": 1},
+    ),
+    Case(
+        "csv",
+        "overflow bigint key",
+        _csv([*GOOD, _bad_row(id="9" * 30)]),
+        reasons={"cast_failed:id": 1},
+    ),
+    Case(
+        "csv",
+        "overflow decimal",
+        _csv([*GOOD, _bad_row(amount="1" * 20)]),
+        reasons={"cast_failed:amount": 1},
+    ),
+    Case("csv", "null key", _csv([*GOOD, _bad_row(id="")]), reasons={"null_key:id": 1}),
+    Case("csv", "duplicate keys", _csv([*GOOD, _bad_row(id="1")]), reasons={"duplicate_key": 2}),
+    Case("csv", "10 MB value", _csv([*GOOD, _bad_row(name=TEN_MB)])),
+    Case("csv", "deep JSON as text", _csv([*GOOD, _bad_row(name=deep(5000))])),
+    Case(
+        "csv",
+        "non-UTF-8 bytes",
+        _csv(GOOD) + b"99,caf\xe9,1.00,2026-01-02,2026-01-02 00:00:00\n",
+        reasons={"invalid_utf8:name": 1},
+    ),
+    Case(
+        "csv",
+        "case-colliding header",
+        _csv(GOOD, ["id", "ID", "amount", "day", "seen_at"]),
+        error="names a column twice (ignoring case): 'id' and 'ID'",
+    ),
+    Case("csv", "empty header name", _csv([[*r, "x"] for r in GOOD], [*HEADER, ""])),
+    Case(
+        "csv",
+        "keys with dots, dashes, unicode",
+        _csv([["1", "a b", "名"], ["2", "c", "字"]], ["customer.id", "e-mail", "名前"]),
+        config=ODD_NAMES,
+        rows_in=2,
+    ),
+    Case(
+        "csv",
+        "missing column",
+        _csv([r[:4] for r in GOOD], HEADER[:4]),
+        error="the extract has no column seen_at",
+    ),
+    Case("parquet", "binary garbage", b"PAR1 this is not parquet", error="cannot be read"),
+    Case("parquet", "empty file", b"", error="the full extract has zero rows"),
+    Case(
+        "parquet",
+        "zero rows",
+        _parquet({c: pa.array([], pa.string()) for c in HEADER}),
+        error="the full extract has zero rows",
+    ),
+    Case(
+        "parquet",
+        "unparseable number",
+        _good_parquet_plus(["99", "b", "n/a", "2026-01-02", "2026-01-02 00:00:00"]),
+        reasons={"cast_failed:amount": 1},
+    ),
+    Case(
+        "parquet",
+        "overflow",
+        _good_parquet_plus(["9" * 30, "b", "1.0", "2026-01-02", "2026-01-02 00:00:00"]),
+        reasons={"cast_failed:id": 1},
+    ),
+    Case(
+        "parquet",
+        "null key",
+        _good_parquet_plus([None, "b", "1.0", "2026-01-02", "2026-01-02 00:00:00"]),
+        reasons={"null_key:id": 1},
+    ),
+    Case(
+        "parquet",
+        "duplicate keys",
+        _good_parquet_plus(["2", "b", "1.0", "2026-01-02", "2026-01-02 00:00:00"]),
+        reasons={"duplicate_key": 2},
+    ),
+    Case(
+        "parquet",
+        "non-UTF-8 bytes",
+        _good_parquet_plus(
+            [b"99", b"caf\xe9", b"1.0", b"2026-01-02", b"2026-01-02 00:00:00"],
+            dict.fromkeys(HEADER, pa.binary()),
+        ),
+        reasons={"invalid_utf8:name": 1},
+    ),
+    Case(
+        "parquet",
+        "case-colliding columns",
+        _parquet(
+            {
+                "id": pa.array(["1"]),
+                "ID": pa.array(["2"]),
+                "name": pa.array(["n"]),
+                "amount": pa.array(["1"]),
+                "day": pa.array(["2026-01-01"]),
+                "seen_at": pa.array(["2026-01-01 00:00:00"]),
+            }
+        ),
+        error="cannot be read",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def hash_previous(spark, tmp_path_factory):
+    """A current table of five live keys applied on FIRST_DATE, per dataset config."""
+    tables = {}
+    for config in (HASH, ODD_NAMES):
+        folder = tmp_path_factory.mktemp(f"previous_{config.name}")
+        header = list(config.all_columns)
+        rows = GOOD if config is HASH else [["1", "a b", "名"], ["2", "c", "字"]]
+        (folder / "part.csv").write_bytes(_csv(rows, header))
+        staged = stage_extract(read_extract(spark, str(folder), config), config, FIRST_DATE)
+        table = f"matrix.{config.name}_current"
+        spark.sql("create schema if not exists matrix")
+        spark.sql(f"drop table if exists {table}")
+        spark.conf.set(USER_METADATA, commit_metadata(FIRST_DATE))
+        try:
+            initial_state(staged.where(F.col(REASON).isNull()), config, FIRST_DATE).write.format(
+                "delta"
+            ).saveAsTable(table)
+        finally:
+            spark.conf.unset(USER_METADATA)
+        tables[config.name] = table
+    return tables
+
+
+def _run_hash(spark, case: Case, folder: Path, tables: dict[str, str]) -> Outcome:
+    config = case.config or HASH
+    if case.entry == "parquet":
+        config = DatasetConfig(**{**config.__dict__, "file_format": "parquet"})
+    (folder / f"part-00000.{config.file_format}").write_bytes(case.data)
+    table = tables[config.name]
+    version = latest_version(spark, table)
+    run = RunSettings(effective_date=DATE, landing_root=str(folder))
+    before = {r.key_hash for r in spark.table(table).where("operation != 'D'").collect()}
+    outcome = Outcome()
+    try:
+        raw = read_extract(spark, str(folder), config, config.file_format)
+        staged = stage_extract(raw, config, DATE).localCheckpoint()
+        outcome.rows_in = staged.count()
+        outcome.reasons = Counter(
+            r[REASON] for r in staged.where(F.col(REASON).isNotNull()).collect()
+        )
+        outcome.quarantined = sum(outcome.reasons.values())
+        outcome.applied = outcome.rows_in - outcome.quarantined
+        after = current_state(spark, staged, table, config, run)
+        live = {r.key_hash for r in after.where("operation != 'D'").collect()}
+        outcome.lost = sorted(before - live)
+    except (ConfigError, MassDeleteError) as error:
+        outcome.error = str(error)
+    assert latest_version(spark, table) == version  # the library wrote nothing
+    return outcome
+
+
+# --- change-event landing, feed and Debezium -------------------------------------------------
+
+TARGET = TargetSchema({"id": "int", "name": "string", "amount": "int"}, ("id",))
+SOURCE = SourceConfig("matrix", TARGET, evolve_columns=True)
+
+
+def event(**fields: object) -> dict:
+    """A valid insert, with ``fields`` replaced."""
+    base = {
+        "change_type": "insert",
+        "event_ts": "2026-01-01 00:00:00",
+        "event_seq": 1,
+        "column_names": ["id", "name", "amount"],
+        "column_values": ["1", "a", "5"],
+    }
+    base.update(fields)
+    return base
+
+
+def lines(*items: object) -> bytes:
+    """JSON lines: dicts are dumped, str and bytes are written as they are."""
+    out = b""
+    for item in items:
+        if isinstance(item, dict):
+            out += json.dumps(item).encode()
+        else:
+            out += item if isinstance(item, bytes) else item.encode()
+        out += b"\n"
+    return out
+
+
+GOOD_EVENT = event(column_values=["2", "b", "7"], event_ts="2026-01-01 00:00:01")
+
+LANDING_CASES = [
+    Case(
+        "landing",
+        "binary garbage",
+        lines(GOOD_EVENT, b"\x00\xff\x89PNG\x1a"),
+        reasons={"malformed_json": 1},
+    ),
+    Case("landing", "empty file", b"", rows_in=0),
+    Case("landing", "blank lines only", b"\n \n\n", rows_in=0),
+    Case(
+        "landing",
+        "trailing garbage",
+        lines(GOOD_EVENT, json.dumps(event()) + "garbage"),
+        reasons={"malformed_json": 1},
+    ),
+    Case(
+        "landing",
+        "not an object",
+        lines(GOOD_EVENT, "[1, 2]", "null", '"text"'),
+        reasons={"malformed_json": 3},
+    ),
+    Case(
+        "landing",
+        "field of the wrong kind",
+        lines(GOOD_EVENT, event(column_names="id")),
+        reasons={"malformed_record": 1},
+    ),
+    Case(
+        "landing",
+        "unparseable timestamp",
+        lines(GOOD_EVENT, event(event_ts="31/12/2026")),
+        reasons={"invalid_event_ts": 1},
+    ),
+    Case(
+        "landing",
+        "unparseable number",
+        lines(GOOD_EVENT, event(event_seq="seven")),
+        reasons={"invalid_event_seq": 1},
+    ),
+    Case(
+        "landing",
+        "overflow sequence",
+        lines(GOOD_EVENT, event(event_seq=10**30)),
+        reasons={"invalid_event_seq": 1},
+    ),
+    Case(
+        "landing",
+        "overflow value",
+        lines(GOOD_EVENT, event(column_values=["3", "c", str(2**40)])),
+        reasons={"cast_failed:amount": 1},
+    ),
+    Case(
+        "landing",
+        "null key",
+        lines(GOOD_EVENT, event(column_values=[None, "c", "1"])),
+        reasons={"null_key:id": 1},
+    ),
+    Case("landing", "duplicate events", lines(GOOD_EVENT, GOOD_EVENT), rows_in=2),
+    Case(
+        "landing",
+        "deep nesting 500 as a value",
+        lines(
+            GOOD_EVENT,
+            event(column_names=["id", "name"], column_values=["4", json.loads(deep(500))]),
+        ),
+    ),
+    Case(
+        "landing",
+        "deep nesting 5000",
+        lines(GOOD_EVENT, '{"x": ' + deep(5000) + "}"),
+        reasons={"malformed_json": 1},
+    ),
+    Case("landing", "10 MB line", lines(GOOD_EVENT, event(column_values=["5", TEN_MB, "1"]))),
+    Case(
+        "landing",
+        "keys with dots, dashes, unicode",
+        lines(
+            GOOD_EVENT,
+            event(
+                column_names=["id", "name", "amount", "a.b", "c d", "名前"],
+                column_values=["6", "f", "1", "x", "y", "z"],
+            ),
+        ),
+    ),
+    Case(
+        "landing",
+        "empty column name",
+        lines(
+            GOOD_EVENT,
+            event(column_names=["id", "name", "amount", ""], column_values=["7", "g", "1", "x"]),
+        ),
+        reasons={"invalid_name:$.": 1},
+    ),
+    Case(
+        "landing",
+        "case-colliding names",
+        lines(
+            GOOD_EVENT,
+            event(
+                column_names=["id", "name", "amount", "Name"], column_values=["8", "h", "1", "x"]
+            ),
+        ),
+        reasons={"name_collision:$.name:$.Name": 1},
+    ),
+    Case(
+        "landing",
+        "repeated column name",
+        lines(
+            GOOD_EVENT,
+            event(column_names=["id", "id", "name", "amount"], column_values=["9", "9", "i", "1"]),
+        ),
+        reasons={"duplicate_column_name": 1},
+    ),
+    Case(
+        "landing",
+        "non-UTF-8 bytes",
+        lines(
+            GOOD_EVENT,
+            json.dumps(event(column_values=["10", "CAFE", "1"]))
+            .encode()
+            .replace(b"CAFE", b"caf\xe9"),
+        ),
+        reasons={"malformed_json": 1},
+    ),
+]
+
+FEED_ROWS = {
+    "unknown change type": (dict(change_type="upsert"), "unknown_change_type:upsert"),
+    "missing event_ts": (dict(event_ts=None), "missing_event_ts"),
+    "missing image": (dict(column_names=None, column_values=None), "missing_image"),
+    "image length mismatch": (dict(column_values=["1", "a"]), "image_length_mismatch"),
+    "missing old key": (dict(change_type="update"), "missing_old_key"),
+    "uncastable old key": (
+        dict(change_type="delete", old_key_names=["id"], old_key_values=["x"]),
+        "cast_failed:old_id",
+    ),
+}
+FEED_CASES = [
+    Case("feed", name, row, reasons={reason: 1}) for name, (row, reason) in FEED_ROWS.items()
+]
+
+
+def dbz(
+    op: str = "c", after: object = None, ts: object = 1_767_225_600_000, lsn: object = 1
+) -> str:
+    payload = {
+        "op": op,
+        "after": after if after is not None else {"id": 1, "name": "a", "amount": 2},
+        "source": {"ts_ms": ts, "lsn": lsn},
+    }
+    return json.dumps({"schema": {}, "payload": payload})
+
+
+DEBEZIUM_CASES = [
+    Case(
+        "debezium",
+        "binary garbage",
+        [dbz(), b"\x00\xff\x89PNG"],
+        reasons={"unknown_change_type:unparseable": 1},
+    ),
+    Case("debezium", "empty message", [dbz(), ""], reasons={"unknown_change_type:unparseable": 1}),
+    Case(
+        "debezium",
+        "trailing garbage",
+        [dbz(), dbz() + "garbage"],
+        reasons={"unknown_change_type:unparseable": 1},
+    ),
+    Case(
+        "debezium", "not an object", [dbz(), "[1]"], reasons={"unknown_change_type:unparseable": 1}
+    ),
+    Case(
+        "debezium",
+        "unparseable timestamp",
+        [dbz(), dbz(ts="yesterday")],
+        reasons={"missing_event_ts": 1},
+    ),
+    Case("debezium", "overflow lsn", [dbz(), dbz(lsn=10**30)], reasons={}, rows_in=2),
+    Case(
+        "debezium",
+        "null key",
+        [dbz(), dbz(after={"id": None, "name": "x"})],
+        reasons={"null_key:id": 1},
+    ),
+    Case(
+        "debezium",
+        "deep nesting 500 in a value",
+        [dbz(), dbz(after={"id": 2, "blob": json.loads(deep(500))})],
+    ),
+    Case(
+        "debezium",
+        "deep nesting 5000",
+        [dbz(), '{"payload": ' + deep(5000) + "}"],
+        reasons={"unknown_change_type:unparseable": 1},
+    ),
+    Case("debezium", "10 MB message", [dbz(), dbz(after={"id": 3, "name": TEN_MB, "amount": 1})]),
+    Case(
+        "debezium",
+        "unicode and dotted keys",
+        [dbz(), dbz(after={"id": 4, "名前": "x", "a.b": "y"})],
+    ),
+    Case(
+        "debezium",
+        "non-UTF-8 bytes",
+        [dbz(), dbz().encode().replace(b'"a"', b'"caf\xe9"')],
+        reasons={"unknown_change_type:unparseable": 1},
+    ),
+    Case("debezium", "tombstone", [dbz(), None], reasons={"unknown_change_type:tombstone": 1}),
+]
+
+
+def _ledger_outcome(ledger) -> Outcome:
+    rows = ledger.select("status", REASON).collect()
+    statuses = Counter(r.status for r in rows)
+    return Outcome(
+        reasons=Counter(r[REASON] for r in rows if r[REASON] is not None),
+        rows_in=len(rows),
+        applied=statuses["applied"],
+        quarantined=statuses["quarantined"],
+        duplicates=statuses["duplicate"],
+    )
+
+
+def _run_landing(spark, case: Case, folder: Path) -> Outcome:
+    path = folder / "batch-00000.jsonl"
+    path.write_bytes(case.data)
+    table = "matrix.change_events_feed"
+    spark.sql(f"drop table if exists {table}")
+    land_batch_files(spark, table, [path])
+    if not spark.catalog.tableExists(table):
+        return Outcome()
+    landed = spark.table(table)
+    outcome = _ledger_outcome(ledger_increment(landed, None, SOURCE, "matrix"))
+    expected_lines = [line for line in case.data.split(b"\n") if line.strip()]
+    assert landed.count() == outcome.rows_in == len(expected_lines)  # every line is kept
+    unreadable = landed.where("_landing_error is not null")
+    assert unreadable.where("_raw_record is null").count() == 0  # ... with its raw text
+    return outcome
+
+
+def _run_feed(spark, case: Case) -> Outcome:
+    rows = [event(), {**event(column_values=["2", "b", "1"]), **case.data}]
+    for row in rows:
+        row["event_ts"] = (
+            None if row["event_ts"] is None else datetime.fromisoformat(row["event_ts"])
+        )
+    frame = spark.createDataFrame(
+        [{**row, "_batch_id": 0} for row in rows],
+        "change_type string, event_ts timestamp, event_seq bigint, column_names array<string>, "
+        "column_values array<string>, old_key_names array<string>, old_key_values array<string>, "
+        "_batch_id bigint",
+    )
+    return _ledger_outcome(ledger_increment(frame, None, SOURCE, "matrix"))
+
+
+def _run_debezium(spark, case: Case) -> Outcome:
+    values = [v.encode() if isinstance(v, str) else v for v in case.data]
+    frame = spark.createDataFrame([(0, v) for v in values], "_batch_id long, raw binary")
+    messages = frame.select("_batch_id", F.col("raw").cast("string").alias("value"))
+    return _ledger_outcome(
+        ledger_increment(normalize_debezium(messages, TARGET), None, SOURCE, "m")
+    )
+
+
+# --- schema drift landing ----------------------------------------------------------------------
+
+CLICK = {"event_type": "click", "x": 1}
+JSON_CASES = [
+    Case("json", "binary garbage", lines(CLICK, b"\x00\xff\x89PNG"), reasons={"invalid_utf8": 1}),
+    Case("json", "empty file", b"", rows_in=0),
+    Case(
+        "json",
+        "trailing garbage",
+        lines(CLICK, json.dumps(CLICK) + "garbage"),
+        reasons={"malformed_json": 1},
+    ),
+    Case("json", "not an object", lines(CLICK, "[1]", "42"), reasons={"not_an_object": 2}),
+    Case(
+        "json",
+        "missing event type",
+        lines(CLICK, {"x": 1}, {"event_type": ""}, {"event_type": 3}),
+        reasons={"missing_event_type": 3},
+    ),
+    Case(
+        "json",
+        "duplicate keys",
+        lines(CLICK, '{"event_type": "click", "x": 1, "x": 2}'),
+        reasons={"malformed_json": 1},
+    ),
+    Case(
+        "json",
+        "type conflict",
+        lines(CLICK, {"event_type": "click", "x": {"y": 1}}),
+        reasons={"type_conflict:$.x:struct<y:bigint>->bigint": 1},
+    ),
+    Case("json", "overflow number", lines(CLICK, {"event_type": "big", "n": 10**30})),
+    Case(
+        "json",
+        "deep nesting 500",
+        lines(CLICK, '{"event_type": "deep", "a": ' + deep(499) + "}"),
+        reasons={"too_deep:500>32": 1},
+    ),
+    Case(
+        "json",
+        "deep nesting 5000",
+        lines(CLICK, '{"event_type": "deep", "a": ' + deep(4999) + "}"),
+        reasons={"malformed_json": 1},
+    ),
+    Case("json", "10 MB line", lines(CLICK, {"event_type": "big", "blob": TEN_MB})),
+    Case(
+        "json",
+        "keys with dots, dashes, unicode",
+        lines(CLICK, {"event_type": "odd", "a.b": 1, "c d": 2, "名前": "x"}),
+    ),
+    Case(
+        "json",
+        "empty key name",
+        lines(CLICK, {"event_type": "odd", "": 1}),
+        reasons={"invalid_name:$.": 1},
+    ),
+    Case(
+        "json",
+        "case-colliding names",
+        lines(CLICK, {"event_type": "odd", "a": 1, "A": 2}),
+        reasons={"name_collision:$.A:$.a": 1},
+    ),
+    Case(
+        "json",
+        "non-UTF-8 bytes",
+        lines(CLICK, b'{"event_type": "click", "x": "caf\xe9"}'),
+        reasons={"invalid_utf8": 1},
+    ),
+]
+
+
+def _run_json(spark, case: Case, folder: Path) -> Outcome:
+    batch = folder / "batch_0001"
+    batch.mkdir()
+    (batch / "part-00000.jsonl").write_bytes(case.data)
+    raw = spark.read.text(str(batch)).select(
+        F.col("value").alias("payload"),
+        F.col("_metadata.file_path").alias("source_file"),
+        F.lit("batch_0001").alias("batch_id"),
+        F.col("_metadata.file_modification_time").alias("file_modified_at"),
+    )
+    bronze = bronze_increment(raw, None, "matrix").localCheckpoint()
+    registry = registry_increment(spark, bronze, None, "matrix", METADATA_COLUMNS).localCheckpoint()
+    conflicts = registry.where("status = 'conflict'").select(
+        "event_type", "variation_hash", "conflict_reason"
+    )
+    events = bronze.join(conflicts, ["event_type", "variation_hash"], "left")
+    reasons = Counter(
+        r.parse_error or r.conflict_reason
+        for r in events.collect()
+        if r.parse_error or r.conflict_reason
+    )
+    outcome = Outcome(reasons=reasons, rows_in=bronze.count())
+    outcome.quarantined = sum(reasons.values())
+    outcome.applied = outcome.rows_in - outcome.quarantined
+    # Every accepted event type can be written to a silver table as it is.
+    accepted = registry.where("status = 'accepted'")
+    for row in (
+        accepted.groupBy("event_type")
+        .agg(F.max_by("superset_schema", "schema_version").alias("s"))
+        .collect()
+    ):
+        from spark_cdc.schema_drift.inference import schema_from_json
+
+        rows = bronze.join(
+            accepted.select("event_type", "variation_hash", "schema_version"),
+            ["event_type", "variation_hash"],
+        ).where(F.col("event_type") == row.event_type)
+        silver = parse_events(rows, schema_from_json(row.s))
+        silver.writeTo("matrix.silver").using("delta").tableProperty(
+            "delta.columnMapping.mode", "name"
+        ).createOrReplace()
+        assert spark.table("matrix.silver").count() == rows.count()
+    lines_in = [line for line in case.data.split(b"\n") if line != b""]
+    assert outcome.rows_in == len(lines_in)  # bronze keeps every line
+    return outcome
+
+
+# --- initial rows ---------------------------------------------------------------------------------
+
+INITIAL_CASES = [
+    Case(
+        "initial",
+        "binary garbage",
+        lines(
+            {
+                "id": 1,
+                "name": "a",
+                "amount": 1,
+                "created_at": "2026-01-01 00:00:00",
+                "updated_at": "2026-01-01 00:00:00",
+            },
+            b"\x00\xff",
+        ),
+        error="malformed_json",
+    ),
+    Case("initial", "null key", lines({"id": None, "name": "a"}), error="null_key:id"),
+    Case(
+        "initial",
+        "unparseable number",
+        lines({"id": 1, "amount": "lots"}),
+        error="cast_failed:amount",
+    ),
+    Case(
+        "initial",
+        "unparseable timestamp",
+        lines({"id": 1, "created_at": "monday"}),
+        error="invalid_created_at",
+    ),
+    Case("initial", "overflow", lines({"id": 2**40}), error="cast_failed:id"),
+]
+
+
+def _run_initial(spark, case: Case, folder: Path) -> Outcome:
+    path = folder / "initial_state.jsonl"
+    path.write_bytes(case.data)
+    table = "matrix.initial_rows"
+    spark.sql(f"drop table if exists {table}")
+    spark.sql("create schema if not exists matrix")
+    spark.sql(f"create table {table} (id int) using delta")
+    spark.sql(f"insert into {table} values (42)")
+    try:
+        land_initial_rows(spark, table, path, TARGET)
+    except InitialRowsError as error:
+        assert [r.id for r in spark.table(table).collect()] == [42]  # the old rows are kept
+        return Outcome(error=str(error))
+    return Outcome(rows_in=spark.table(table).count())
+
+
+# --- the matrix -----------------------------------------------------------------------------------
+
+CASES = [*HASH_CASES, *LANDING_CASES, *FEED_CASES, *DEBEZIUM_CASES, *JSON_CASES, *INITIAL_CASES]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_bad_input(spark, case: Case, tmp_path, hash_previous):
+    runners: dict[str, Callable[[], Outcome]] = {
+        "csv": lambda: _run_hash(spark, case, tmp_path, hash_previous),
+        "parquet": lambda: _run_hash(spark, case, tmp_path, hash_previous),
+        "landing": lambda: _run_landing(spark, case, tmp_path),
+        "feed": lambda: _run_feed(spark, case),
+        "debezium": lambda: _run_debezium(spark, case),
+        "json": lambda: _run_json(spark, case, tmp_path),
+        "initial": lambda: _run_initial(spark, case, tmp_path),
+    }
+    outcome = runners[case.entry]()
+    if case.error is not None:
+        assert outcome.error is not None and case.error in outcome.error, outcome.error
+        return
+    assert outcome.error is None, outcome.error
+    assert dict(outcome.reasons) == case.reasons
+    if case.rows_in is not None:
+        assert outcome.rows_in == case.rows_in
+    # Counts reconcile: in = applied + quarantined (+ duplicates).
+    assert outcome.rows_in == outcome.applied + outcome.quarantined + outcome.duplicates
+    assert outcome.quarantined == sum(case.reasons.values())
+    # Nothing that was there before is lost.
+    assert outcome.lost == []
+
+
+# --- snapshot sources and vars, through dbt ----------------------------------------------------
+
+SNAPSHOT_YML = """
+snapshots:
+  - name: matrix_snapshot
+    relation: ref('matrix_source')
+    config:
+      unique_key: id
+      strategy: timestamp
+      updated_at: updated_at
+      hard_deletes: invalidate
+"""
+SOURCE_SQL = "select * from values {rows} as t(id, name, updated_at) where {where}"
+DAY_ONE = "(1, 'a', timestamp'2026-01-01 00:00:00'), (2, 'b', timestamp'2026-01-01 00:00:00')"
+
+SNAPSHOT_CASES = [
+    (
+        "duplicate keys",
+        {"rows": DAY_ONE + ", (1, 'c', timestamp'2026-01-02 00:00:00')"},
+        "duplicate unique_key values",
+    ),
+    (
+        "null key",
+        {"rows": DAY_ONE + ", (null, 'c', timestamp'2026-01-02 00:00:00')"},
+        "NULL or duplicate unique_key values",
+    ),
+    ("empty source", {"rows": DAY_ONE, "where": "false"}, "the snapshot query returned no rows"),
+    (
+        "high end date not a date",
+        {"rows": DAY_ONE, "default_high_dttm": "not-a-date"},
+        "var default_high_dttm must be",
+    ),
+    (
+        "high end date impossible",
+        {"rows": DAY_ONE, "default_high_dttm": "2020-02-30 00:00:00"},
+        "(no such date)",
+    ),
+    (
+        "high end date with a zone",
+        {"rows": DAY_ONE, "default_high_dttm": "9999-12-31 23:59:59+02:00"},
+        "zone-less",
+    ),
+    (
+        "updated_at as text",
+        {"rows": "(1, 'a', 'someday'), (2, 'b', '2026-01-01 00:00:00')"},
+        "is of type string; the timestamp strategy needs a date or timestamp",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def snapshot_project(spark, tmp_path_factory):
+    project = copy_project(tmp_path_factory.mktemp("matrix_snapshot") / "spark_cdc")
+    (project / "models" / "matrix_source.sql").write_text(
+        "{{ config(materialized='view') }}\n"
+        + SOURCE_SQL.replace("{rows}", "{{ var('rows') }}").replace(
+            "{where}", "{{ var('where', 'true') }}"
+        )
+        + "\n"
+    )
+    (project / "snapshots" / "matrix_snapshot.yml").write_text(SNAPSHOT_YML)
+    dbt = dbt_invoker(project)
+    spark.sql("drop table if exists spark_cdc.matrix_snapshot")
+    day_one = json.dumps({"rows": DAY_ONE})
+    dbt("run", "--select", "matrix_source", "--vars", day_one)
+    dbt("snapshot", "--select", "matrix_snapshot", "--vars", day_one)
+    return dbt
+
+
+@pytest.mark.parametrize(
+    ("name", "variables", "error"), SNAPSHOT_CASES, ids=[c[0] for c in SNAPSHOT_CASES]
+)
+def test_bad_snapshot_input(spark, snapshot_project, name, variables, error):
+    table = "spark_cdc.matrix_snapshot"
+    before = (latest_version(spark, table), sorted(map(tuple, spark.table(table).collect())))
+    values = json.dumps(variables)
+    snapshot_project("run", "--select", "matrix_source", "--vars", values, expect_success=False)
+    result = snapshot_project(
+        "snapshot", "--select", "matrix_snapshot", "--vars", values, expect_success=False
+    )
+    assert not result.success
+    messages = " ".join(
+        str(r.message) for r in (result.result.results if result.result else []) if r.message
+    )
+    assert error in messages + str(result.exception)
+    # Nothing written: same version, same rows (every open row still open).
+    assert (
+        latest_version(spark, table),
+        sorted(map(tuple, spark.table(table).collect())),
+    ) == before
