@@ -19,8 +19,8 @@ test: setup lint pytest
 lint: lint-python lint-sql
 
 lint-python: setup
-	$(BIN)/ruff check src python_tests benchmarks models
-	$(BIN)/ruff format --check src python_tests benchmarks models
+	$(BIN)/ruff check src python_tests benchmarks models scripts
+	$(BIN)/ruff format --check src python_tests benchmarks models scripts
 
 lint-sql: setup
 	$(BIN)/sqlfluff lint models macros snapshots tests analyses

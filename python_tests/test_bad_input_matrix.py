@@ -33,7 +33,6 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import copy_project, dbt_invoker
 from pyspark.sql import functions as F
-from table_state import latest_version
 
 from spark_cdc.change_events.debezium import normalize_debezium
 from spark_cdc.change_events.landing import InitialRowsError, land_batch_files, land_initial_rows
@@ -48,6 +47,7 @@ from spark_cdc.hash_cdc.stage import REASON, stage_extract
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, parse_events
+from spark_cdc.table_state import latest_version
 
 TEN_MB = "x" * (10 * 1024 * 1024)
 

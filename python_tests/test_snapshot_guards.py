@@ -7,7 +7,8 @@ import datetime as dt
 import json
 
 import pytest
-from table_state import versions
+
+from spark_cdc.table_state import versions
 
 HARD_DELETES = ("customers_ts_invalidate", "customers_ts_new_record", "customers_check_all")
 IGNORE = "customers_ts_ignore"

@@ -154,16 +154,17 @@ def _run_land(args: argparse.Namespace) -> int:
     from spark_cdc.generators.change_events import SCHEMA
     from spark_cdc.runtime import get_or_create_session
 
-    files = sorted((args.stream / "batches").glob("batch-*.jsonl"))
+    stream = args.stream.resolve()  # Spark resolves relative paths from its own directory
+    files = sorted((stream / "batches").glob("batch-*.jsonl"))
     if not files:
-        raise GeneratorError(f"no batches/batch-*.jsonl under {args.stream}")
+        raise GeneratorError(f"no batches/batch-*.jsonl under {stream}")
     if args.batches:
         start, _, stop = args.batches.partition(":")
         files = files[slice(int(start) if start else None, int(stop) if stop else None)]
     spark = get_or_create_session()
     if args.initial_table:
         rows = land_initial_rows(
-            spark, args.initial_table, args.stream / "initial_state.jsonl", SCHEMA
+            spark, args.initial_table, stream / "initial_state.jsonl", SCHEMA
         )
         print(f"{args.initial_table}: {rows} existing rows")
     landed = land_batch_files(spark, args.table, files)
@@ -209,6 +210,54 @@ def _run_json_events(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sql_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "sql",
+        help="run SQL statements on the project's engine and print what they return",
+        description=(
+            "Run each STATEMENT (e.g. describe history <table>; restore table <table> to "
+            "version as of N; select ... version as of N) and print up to --limit rows of each."
+        ),
+    )
+    parser.add_argument("statements", nargs="+", metavar="STATEMENT")
+    parser.add_argument("--limit", type=int, default=50, help="rows printed per statement")
+    parser.set_defaults(handler=_run_sql)
+
+
+def _run_sql(args: argparse.Namespace) -> int:
+    from pyspark.errors import PySparkException
+
+    from spark_cdc.runtime import get_or_create_session
+
+    spark = get_or_create_session()
+    for statement in args.statements:
+        try:
+            frame = spark.sql(statement)
+            rows = frame.limit(args.limit + 1).collect()
+        except PySparkException as error:
+            print(f"spark-cdc: error: {str(error).splitlines()[0]}", file=sys.stderr)
+            return 2
+        print(_table(frame.columns, [tuple(row) for row in rows[: args.limit]]))
+        if len(rows) > args.limit:
+            print(f"(first {args.limit} rows)")
+    return 0
+
+
+def _table(columns: list[str], rows: list[tuple]) -> str:
+    """Rows as an aligned text table (long values cut at 60 characters)."""
+
+    def text(value: object) -> str:
+        shown = "NULL" if value is None else str(value)
+        return shown if len(shown) <= 60 else shown[:57] + "..."
+
+    cells = [[text(v) for v in row] for row in rows]
+    widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
+    lines = [" | ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines.append("-+-".join("-" * w for w in widths))
+    lines += [" | ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``spark-cdc`` argument parser."""
     parser = argparse.ArgumentParser(prog="spark-cdc", description=__doc__)
@@ -217,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     _stream_parser(commands)
     _land_parser(commands)
     _json_events_parser(commands)
+    _sql_parser(commands)
     return parser
 
 

@@ -1,0 +1,94 @@
+"""Every command of the README's marked blocks, run exactly as written, in document order.
+
+A block marked ``<!-- readme-test: NAME -->`` is run line by line (a ``\\`` continues a line): the
+words are split as a shell would split them, ``dbt ...`` runs in this process (dbtRunner, on the
+shared session) and ``spark-cdc ...`` through the command line's own entry point. A command
+followed by ``# fails: TEXT`` must fail with TEXT in its message. The commands run from a copy of
+the project whose ``.spark_cdc`` is this test process's SPARK_CDC_HOME, as "Commands by hand"
+sets it up.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from conftest import PROJECT_DIR, copy_project
+
+from spark_cdc.cli import main as spark_cdc
+from spark_cdc.dbt_invoke import run_dbt
+from spark_cdc.main_job import CHANGE_EVENT_TABLES, EXAMPLE_SNAPSHOTS, HASH_CDC_TABLES
+
+MARKER = re.compile(r"<!-- readme-test: ([\w-]+) -->\s*```bash\n(.*?)```", re.DOTALL)
+
+
+def readme_blocks(readme: Path = PROJECT_DIR / "README.md") -> list[tuple[str, list[str]]]:
+    """(name, command lines) of each marked block, in document order."""
+    blocks = []
+    for name, body in MARKER.findall(readme.read_text()):
+        lines = body.replace("\\\n", " ").splitlines()
+        blocks.append((name, [line.strip() for line in lines if line.strip()]))
+    return blocks
+
+
+BLOCKS = readme_blocks()
+
+
+@pytest.fixture(scope="module")
+def workdir(spark, spark_home, tmp_path_factory):
+    """A project copy to run from, its .spark_cdc being this process's home; demo tables gone."""
+    project = copy_project(tmp_path_factory.mktemp("readme") / "spark_cdc")
+    (project / ".spark_cdc").symlink_to(spark_home)
+    for table in (*HASH_CDC_TABLES, *CHANGE_EVENT_TABLES):
+        spark.sql(f"drop table if exists {table}")
+    for name in (*EXAMPLE_SNAPSHOTS, "customers_snapshot"):
+        spark.sql(f"drop table if exists spark_cdc.{name}")
+    before = Path.cwd()
+    os.chdir(project)
+    previous = os.environ.get("DBT_PROFILES_DIR")
+    os.environ["DBT_PROFILES_DIR"] = str(project / "profiles")
+    yield project
+    os.chdir(before)
+    if previous is None:
+        os.environ.pop("DBT_PROFILES_DIR", None)
+    else:
+        os.environ["DBT_PROFILES_DIR"] = previous
+
+
+def _run(line: str, project: Path, capsys) -> tuple[bool, str]:
+    command = line.partition("  # ")[0]
+    words = shlex.split(command)
+    if words[0] == "dbt":
+        result = run_dbt(words[1:], project_dir=project, expect_success=False)
+        messages = []
+        if result.result is not None and hasattr(result.result, "results"):
+            messages = [str(r.message) for r in result.result.results if r.message]
+        return result.success, " ".join(messages) + str(result.exception or "")
+    if words[0] == "spark-cdc":
+        code = spark_cdc(words[1:])
+        out = capsys.readouterr()
+        return code == 0, out.out + out.err
+    raise AssertionError(f"a README command this test cannot run: {line}")
+
+
+def test_the_readme_has_marked_blocks():
+    names = [name for name, _ in BLOCKS]
+    assert {"hash-cdc-dates", "recover-snapshot", "recover-hash-cdc"} <= set(names)
+    assert all(lines for _, lines in BLOCKS)
+
+
+@pytest.mark.parametrize(("name", "lines"), BLOCKS, ids=[name for name, _ in BLOCKS])
+def test_readme_block(name, lines, workdir, capsys):
+    for line in lines:
+        if line.startswith("#"):
+            continue
+        expected_failure = re.search(r"# fails: (.+)$", line)
+        succeeded, output = _run(line, workdir, capsys)
+        if expected_failure:
+            assert not succeeded, f"{name}: expected to fail: {line}"
+            assert expected_failure.group(1).strip() in output, f"{name}: {line}\n{output[-2000:]}"
+        else:
+            assert succeeded, f"{name}: {line}\n{output[-3000:]}"

@@ -1,0 +1,387 @@
+"""Kill a dbt run with SIGKILL at chosen points, then check that nothing is lost and that a rerun
+converges to what an uninterrupted run gives. A script, not a test (it takes about an hour).
+
+For each capability (snapshots, hash CDC, change events, schema drift):
+
+1. prepare a SPARK_CDC_HOME up to the run under test (generated data, the earlier days built)
+   and keep a copy of it;
+2. run the command under test uninterrupted: the reference digests of every output table;
+3. for each kill point (a dbt node and a delay after its START line): restore the copy, run the
+   command, SIGKILL its whole process group (Python and the Spark JVM) at the point, check that
+   every table still reads (at its last committed Delta version), rerun the command, and compare
+   every table with the reference (columns that record when or by which run something happened
+   are left out of the comparison: RUN_METADATA).
+
+Usage: ``.venv/bin/python scripts/kill_and_rerun.py [--only hash_cdc] [--work /tmp/kills]``.
+Prints one line per kill and a summary table; writes benchmarks/results/kill_and_rerun.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+START = re.compile(r"\d+ of \d+ START .*?\b\w+\.(\w+) ")
+
+# Columns that record when, or by which run, something happened: a rerun after a kill differs
+# from the reference run there by construction.
+RUN_METADATA = [
+    "process_id",
+    "load_id",
+    "ingested_at",
+    "_ingested_at",
+    "registered_at",
+    "loaded_at",
+    "first_seen_at",
+    "last_seen_at",
+    "dbt_scd_id",
+    "dbt_updated_at",
+    "dbt_valid_from",
+    "dbt_valid_to",
+    "dbt_valid_to_high",
+    "dbt_insert_process_id",
+    "dbt_inserted_at",
+    "dbt_close_process_id",
+    "dbt_closed_at",
+]
+
+
+NAMES = ("snapshots", "hash_cdc", "change_events", "schema_drift")
+
+
+@dataclass
+class Capability:
+    """How to prepare a home, the command under test, its output tables and kill points."""
+
+    name: str
+    prepare: list[list[str]]
+    command: list[str]
+    tables: list[str]
+    kill_points: list[tuple[str, float]]
+    results: list[dict] = field(default_factory=list)
+
+
+def _dbt(*args: str) -> list[str]:
+    return [str(BIN / "dbt"), *args]
+
+
+def _cli(*args: str) -> list[str]:
+    return [str(BIN / "spark-cdc"), *args]
+
+
+def capabilities(work: Path) -> list[Capability]:
+    """The four capabilities with their preparation, command and kill points (each works in
+    its own home, ``<work>/<capability>/home``)."""
+    landing = {name: work / name / "home" / "landing" for name in NAMES}
+    data = {name: work / name / "home" / "generated" for name in NAMES}
+    snapshots = [
+        "customers_ts_ignore",
+        "customers_ts_invalidate",
+        "customers_ts_new_record",
+        "customers_check_all",
+        "customers_check_cols_renamed",
+        "customers_composite_key",
+    ]
+    day = lambda n: json.dumps({"source_day": n})  # noqa: E731
+    date = lambda d: json.dumps({"hash_cdc_effective_date": d})  # noqa: E731
+    change_models = ["stg_change_events__customers+", "stg_change_events__customers_initial+"]
+    drift_root = landing["schema_drift"] / "schema_drift" / "events"
+    return [
+        Capability(
+            "snapshots",
+            [
+                _dbt("seed", "--select", "customer_states"),
+                _dbt("run", "--select", "stg_customer_states", "--vars", day(1)),
+                _dbt("snapshot", "--select", *snapshots, "--vars", day(1)),
+                _dbt("run", "--select", "stg_customer_states", "--vars", day(2)),
+            ],
+            _dbt("snapshot", "--select", *snapshots, "--vars", day(2)),
+            [f"spark_cdc.{name}" for name in snapshots],
+            [(name, delay) for name in snapshots[1::2] for delay in (0.5, 2.0)],
+        ),
+        Capability(
+            "hash_cdc",
+            [
+                _cli(
+                    "generate-extracts",
+                    "200000",
+                    "200000",
+                    "5",
+                    "10",
+                    "0.2",
+                    "0.4",
+                    "0.4",
+                    str(landing["hash_cdc"] / "synthetic" / "2019-06-18"),
+                    str(landing["hash_cdc"] / "synthetic" / "2019-06-19"),
+                    "--no-progress",
+                ),
+                _dbt("build", "--select", "stg_hash_cdc__synthetic+", "--vars", date("2019-06-18")),
+            ],
+            _dbt("build", "--select", "stg_hash_cdc__synthetic+", "--vars", date("2019-06-19")),
+            [
+                "spark_cdc.hash_cdc__synthetic_current",
+                "spark_cdc.hash_cdc__synthetic_history",
+                "spark_cdc.hash_cdc__synthetic_quarantine",
+                "spark_cdc.hash_cdc__synthetic_run_summary",
+                "spark_cdc_restricted.hash_cdc__synthetic_sensitive",
+            ],
+            [
+                ("stg_hash_cdc__synthetic", 2.0),
+                ("hash_cdc__synthetic_current", 2.0),
+                ("hash_cdc__synthetic_current", 6.0),
+                ("hash_cdc__synthetic_history", 1.0),
+                ("hash_cdc__synthetic_quarantine", 0.5),
+                ("hash_cdc__synthetic_run_summary", 0.5),
+                ("hash_cdc__synthetic_sensitive", 1.0),
+            ],
+        ),
+        Capability(
+            "change_events",
+            [
+                _cli(
+                    "generate-change-events",
+                    str(data["change_events"] / "stream"),
+                    "--events",
+                    "60000",
+                    "--batches",
+                    "6",
+                    "--no-progress",
+                ),
+                _cli(
+                    "land-change-events",
+                    str(data["change_events"] / "stream"),
+                    "--batches",
+                    "0:3",
+                    "--initial-table",
+                    "landing.customer_initial_rows",
+                ),
+                _dbt("build", "--select", *change_models),
+                _cli(
+                    "land-change-events", str(data["change_events"] / "stream"), "--batches", "3:6"
+                ),
+            ],
+            _dbt("build", "--select", *change_models),
+            [
+                "spark_cdc.int_change_events__customers_ledger",
+                "spark_cdc.change_events__customers_history",
+                "spark_cdc.change_events__customers_current",
+                "spark_cdc.change_events__customers_quarantine",
+                "spark_cdc.change_events__customers_run_summary",
+            ],
+            [
+                ("int_change_events__customers_ledger", 1.0),
+                ("int_change_events__customers_ledger", 4.0),
+                ("change_events__customers_history", 2.0),
+                ("change_events__customers_history", 6.0),
+                ("change_events__customers_current", 1.0),
+                ("change_events__customers_quarantine", 0.5),
+                ("change_events__customers_run_summary", 0.5),
+            ],
+        ),
+        Capability(
+            "schema_drift",
+            [
+                _cli(
+                    "generate-json-events",
+                    str(data["schema_drift"] / "json"),
+                    "--events",
+                    "40000",
+                    "--event-types",
+                    "12",
+                    "--batches",
+                    "2",
+                    "--no-progress",
+                ),
+                [
+                    "cp",
+                    "-r",
+                    str(data["schema_drift"] / "json" / "batch_0001"),
+                    str(drift_root / "batch_0001"),
+                ],
+                _dbt("build", "--select", "stg_schema_drift__raw_events+"),
+                [
+                    "cp",
+                    "-r",
+                    str(data["schema_drift"] / "json" / "batch_0002"),
+                    str(drift_root / "batch_0002"),
+                ],
+            ],
+            _dbt("build", "--select", "stg_schema_drift__raw_events+"),
+            [
+                "spark_cdc.int_schema_drift__bronze_events",
+                "spark_cdc.schema_drift__schema_registry",
+                "spark_cdc.schema_drift__silver_loads",
+                "spark_cdc.schema_drift__quarantine",
+                "spark_cdc.schema_drift__run_summary",
+                "spark_cdc.schema_drift_silver__*",
+            ],
+            [
+                ("int_schema_drift__bronze_events", 1.0),
+                ("int_schema_drift__bronze_events", 3.0),
+                ("schema_drift__schema_registry", 2.0),
+                ("schema_drift__silver_loads", 2.0),
+                ("schema_drift__silver_loads", 5.0),
+                ("schema_drift__silver_loads", 9.0),
+                ("schema_drift__run_summary", 0.5),
+            ],
+        ),
+    ]
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        SPARK_CDC_HOME=str(home),
+        DBT_PROFILES_DIR=str(PROJECT / "profiles"),
+        PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+    )
+    return env
+
+
+def _run(command: list[str], home: Path) -> None:
+    (home / "landing" / "schema_drift" / "events").mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(command, cwd=PROJECT, env=_env(home), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(command)} failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}"
+        )
+
+
+def _run_and_kill(command: list[str], home: Path, node: str, delay: float) -> dict:
+    """Run ``command``; SIGKILL its process group ``delay`` s after ``node`` STARTs."""
+    process = subprocess.Popen(
+        command,
+        cwd=PROJECT,
+        env=_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    killed = {"at": None}
+
+    def kill_later() -> None:
+        time.sleep(delay)
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            killed["at"] = f"{node} +{delay:g}s"
+
+    timer = None
+    for line in process.stdout:
+        match = START.search(line)
+        if match and match.group(1) == node and timer is None:
+            timer = threading.Thread(target=kill_later)
+            timer.start()
+    process.wait()
+    if timer is not None:
+        timer.join()
+    return {"killed": killed["at"] is not None, "returncode": process.returncode}
+
+
+def _digests(home: Path, tables: list[str]) -> dict:
+    command = [
+        str(BIN / "python"),
+        "-m",
+        "spark_cdc.table_state",
+        *tables,
+        "--exclude",
+        ",".join(RUN_METADATA),
+    ]
+    done = subprocess.run(command, cwd=PROJECT, env=_env(home), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"reading the tables failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.split("DIGESTS=", 1)[1])
+
+
+def _contents(digests: dict) -> dict:
+    """Digests without the Delta versions (a rerun after a kill may commit more often)."""
+    return {table: None if value is None else value[1:] for table, value in digests.items()}
+
+
+def check(capability: Capability, work: Path) -> None:
+    home, base = work / capability.name / "home", work / capability.name / "base"
+    shutil.rmtree(work / capability.name, ignore_errors=True)
+    home.mkdir(parents=True)
+    started = time.perf_counter()
+    for step in capability.prepare:
+        _run(step, home)
+    shutil.copytree(home, base, symlinks=True)
+    _run(capability.command, home)
+    reference = _contents(_digests(home, capability.tables))
+    print(
+        f"[{capability.name}] prepared and reference run in {time.perf_counter() - started:.0f} s",
+        flush=True,
+    )
+    for node, delay in capability.kill_points:
+        shutil.rmtree(home)
+        shutil.copytree(base, home, symlinks=True)
+        outcome = _run_and_kill(capability.command, home, node, delay)
+        readable = True
+        try:
+            after_kill = _digests(home, capability.tables)
+        except RuntimeError as error:
+            readable, after_kill = False, str(error)
+        _run(capability.command, home)
+        rerun = _contents(_digests(home, capability.tables))
+        differing = sorted(t for t in reference if reference[t] != rerun.get(t))
+        result = {
+            "kill_point": f"{node} +{delay:g}s",
+            "killed": outcome["killed"],
+            "readable_after_kill": readable,
+            "converged": not differing,
+            "differing_tables": differing,
+        }
+        capability.results.append(result)
+        state = "converged" if not differing else f"DIFFERS: {', '.join(differing)}"
+        note = "" if outcome["killed"] else " (the run ended before the kill point)"
+        print(
+            f"[{capability.name}] kill at {result['kill_point']}: readable={readable}, "
+            f"{state}{note}",
+            flush=True,
+        )
+        del after_kill
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", help="capability name (repeatable)")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/spark_cdc_kills"))
+    args = parser.parse_args()
+    chosen = [c for c in capabilities(args.work) if not args.only or c.name in args.only]
+    summary = []
+    for capability in chosen:
+        check(capability, args.work)
+        killed = [r for r in capability.results if r["killed"]]
+        summary.append(
+            {
+                "capability": capability.name,
+                "kills": len(killed),
+                "readable": sum(r["readable_after_kill"] for r in killed),
+                "converged": sum(r["converged"] for r in killed),
+                "results": capability.results,
+            }
+        )
+    print("\n| capability | kills | readable after the kill | converged after a rerun |")
+    print("| --- | --- | --- | --- |")
+    for row in summary:
+        print(f"| {row['capability']} | {row['kills']} | {row['readable']} | {row['converged']} |")
+    out = PROJECT / "benchmarks" / "results" / "kill_and_rerun.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(summary, indent=2))
+    return 0 if all(r["converged"] == r["kills"] == r["readable"] for r in summary) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
