@@ -4,6 +4,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export DBT_PROFILES_DIR ?= $(CURDIR)/profiles
 export SPARK_CDC_HOME ?= $(CURDIR)/.spark_cdc
+# make run and make test use the embedded runtime (one process, nothing left running);
+# commands by hand default to the warm engine (profiles/profiles.yml).
+export SPARK_CDC_TARGET ?= local
 export PYTHONHASHSEED ?= 0
 
 .PHONY: setup run test lint lint-sql lint-python pytest bench docs clean

@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
+# The suite runs on the embedded runtime of its own temporary home (the engine suites, which
+# start their own servers, run in subprocesses with their own target).
+os.environ["SPARK_CDC_TARGET"] = "local"
 
 
 @pytest.fixture(scope="session")

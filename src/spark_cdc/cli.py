@@ -136,8 +136,8 @@ def _land_parser(commands: argparse._SubParsersAction) -> None:
         description=(
             "Append batch files of a generate-change-events OUTPUT folder to the feed table, "
             "each as the next _batch_id, and (with --initial-table) replace the existing-rows "
-            "table with its initial_state.jsonl. Uses the embedded runtime ($SPARK_CDC_HOME); "
-            "do not run it while another process holds the same metastore."
+            "table with its initial_state.jsonl. Writes through the profile's target "
+            "(SPARK_CDC_TARGET), as dbt does."
         ),
     )
     parser.add_argument("stream", type=Path, help="a generate-change-events output folder")
@@ -152,7 +152,7 @@ def _land_parser(commands: argparse._SubParsersAction) -> None:
 def _run_land(args: argparse.Namespace) -> int:
     from spark_cdc.change_events.landing import land_batch_files, land_initial_rows
     from spark_cdc.generators.change_events import SCHEMA
-    from spark_cdc.runtime import get_or_create_session
+    from spark_cdc.targets import session_for
 
     stream = args.stream.resolve()  # Spark resolves relative paths from its own directory
     files = sorted((stream / "batches").glob("batch-*.jsonl"))
@@ -161,11 +161,9 @@ def _run_land(args: argparse.Namespace) -> int:
     if args.batches:
         start, _, stop = args.batches.partition(":")
         files = files[slice(int(start) if start else None, int(stop) if stop else None)]
-    spark = get_or_create_session()
+    spark = session_for()
     if args.initial_table:
-        rows = land_initial_rows(
-            spark, args.initial_table, stream / "initial_state.jsonl", SCHEMA
-        )
+        rows = land_initial_rows(spark, args.initial_table, stream / "initial_state.jsonl", SCHEMA)
         print(f"{args.initial_table}: {rows} existing rows")
     landed = land_batch_files(spark, args.table, files)
     if not landed:
@@ -227,9 +225,9 @@ def _sql_parser(commands: argparse._SubParsersAction) -> None:
 def _run_sql(args: argparse.Namespace) -> int:
     from pyspark.errors import PySparkException
 
-    from spark_cdc.runtime import get_or_create_session
+    from spark_cdc.targets import session_for
 
-    spark = get_or_create_session()
+    spark = session_for()
     for statement in args.statements:
         try:
             frame = spark.sql(statement)
@@ -258,6 +256,56 @@ def _table(columns: list[str], rows: list[tuple]) -> str:
     return "\n".join(lines)
 
 
+def _engine_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "engine",
+        help="the warm local engine: Spark Connect (or Thrift) server of this SPARK_CDC_HOME",
+        description=(
+            "start: run Spark's Connect server (--thrift: its Thrift server) with the project's "
+            "settings, bound to 127.0.0.1, in the background (stops after --idle-timeout seconds "
+            "without a client); stop; status. dbt's 'engine' target and the project's commands "
+            "find it (and start it when needed)."
+        ),
+    )
+    parser.add_argument("action", choices=("start", "stop", "status"))
+    parser.add_argument("--thrift", action="store_true", help="the Thrift server instead")
+    parser.add_argument("--port", type=int, default=None, help="default 15002 (Thrift 10000)")
+    parser.add_argument(
+        "--idle-timeout", type=float, default=1800.0, help="seconds without a client (1800)"
+    )
+    parser.set_defaults(handler=_run_engine)
+
+
+def _run_engine(args: argparse.Namespace) -> int:
+    from spark_cdc import engine
+
+    kind = "thrift" if args.thrift else "connect"
+    if args.action == "start":
+        before = engine.status(kind=kind)
+        state = engine.start(kind=kind, port=args.port, idle_timeout=args.idle_timeout)
+        verb = "already running" if before else "started"
+        print(
+            f"{kind} engine {verb}: {state['url']} (pid {state['supervisor_pid']}, since "
+            f"{state['started_at']}, stops after {state['idle_timeout']:.0f} s idle; "
+            f"log {state['log']})"
+        )
+        return 0
+    if args.action == "stop":
+        stopped = engine.stop(kind=kind)
+        print(f"{kind} engine {'stopped' if stopped else 'was not running'}")
+        return 0
+    state = engine.status(kind=kind)
+    if state is None:
+        print(f"{kind} engine: not running")
+        return 3
+    print(
+        f"{kind} engine: running at {state['url']} (pid {state['supervisor_pid']}, server pid "
+        f"{state['server_pid']}, since {state['started_at']}, {state['clients']} client "
+        f"connection(s) now, log {state['log']})"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``spark-cdc`` argument parser."""
     parser = argparse.ArgumentParser(prog="spark-cdc", description=__doc__)
@@ -267,6 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     _land_parser(commands)
     _json_events_parser(commands)
     _sql_parser(commands)
+    _engine_parser(commands)
     return parser
 
 
@@ -274,9 +323,11 @@ def _user_errors() -> tuple[type[Exception], ...]:
     """Errors that are about the input or the environment, reported as one line (exit code 2)."""
     from spark_cdc.change_events.landing import InitialRowsError
     from spark_cdc.change_events.model import ChangeEventConfigError
+    from spark_cdc.engine import EngineError
     from spark_cdc.hash_cdc.config import ConfigError
     from spark_cdc.home_lock import HomeInUseError
     from spark_cdc.master_check import MasterUnavailableError
+    from spark_cdc.targets import TargetError
 
     return (
         GeneratorError,
@@ -285,6 +336,8 @@ def _user_errors() -> tuple[type[Exception], ...]:
         ConfigError,
         HomeInUseError,
         MasterUnavailableError,
+        TargetError,
+        EngineError,
     )
 
 

@@ -32,8 +32,9 @@ def _describe_self() -> str:
     return f"pid {os.getpid()}: {command}, since {started}"
 
 
-def acquire_home(home: Path, hint: str = "") -> None:
-    """Hold ``home`` for this process, or raise :class:`HomeInUseError` naming its holder."""
+def acquire_home(home: Path, hint: str = "", description: str | None = None) -> None:
+    """Hold ``home`` for this process, or raise :class:`HomeInUseError` naming its holder;
+    ``description`` says what this process is (default: its pid and command line)."""
     home = home.resolve()
     if home in _held:
         return
@@ -49,13 +50,20 @@ def acquire_home(home: Path, hint: str = "") -> None:
         raise HomeInUseError(
             f"SPARK_CDC_HOME {home} is in use by {holder}. Its embedded Derby metastore "
             "allows one process at a time: wait for that process to end, or point "
-            "SPARK_CDC_HOME at another folder" + (f", or {hint}" if hint else "") + "."
+            "SPARK_CDC_HOME at another folder, or "
+            + (hint or "run commands through the warm engine (SPARK_CDC_TARGET=engine)")
+            + "."
         ) from None
     handle.seek(0)
     handle.truncate()
-    handle.write(_describe_self() + "\n")
+    handle.write((description or _describe_self()) + "\n")
     handle.flush()
     _held[home] = handle
+
+
+def lock_descriptor(home: Path) -> int:
+    """The file descriptor of the lock this process holds on ``home`` (to hand to a child)."""
+    return _held[home.resolve()].fileno()
 
 
 def release_home(home: Path) -> None:

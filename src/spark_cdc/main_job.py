@@ -21,7 +21,8 @@ from spark_cdc.generators.change_events import SCHEMA as CHANGE_EVENT_SCHEMA
 from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.generators.extracts import article_example, generate_extracts
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
-from spark_cdc.runtime import default_home, get_or_create_session
+from spark_cdc.runtime import default_home
+from spark_cdc.targets import session_for
 
 SCHEMA = "spark_cdc"
 HASH_CDC_DATES = ("2019-06-18", "2019-06-19", "2019-06-20")
@@ -269,7 +270,7 @@ def _schema_drift_check(spark) -> str:
 def main() -> int:
     """Run the job and print a summary of every step."""
     project = project_root()
-    spark = get_or_create_session()
+    spark = session_for()
     print(f"Spark {spark.version} | warehouse {spark.conf.get('spark.sql.warehouse.dir')}")
 
     def reset() -> str:

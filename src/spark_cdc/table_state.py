@@ -44,13 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import json
 
-    from spark_cdc.runtime import get_or_create_session
+    from spark_cdc.targets import session_for
 
     parser = argparse.ArgumentParser(prog="python -m spark_cdc.table_state")
     parser.add_argument("tables", nargs="+")
     parser.add_argument("--exclude", default="")
     args = parser.parse_args(argv)
-    spark = get_or_create_session()
+    spark = session_for()
     exclude = [c for c in args.exclude.split(",") if c]
     names = []
     for name in args.tables:

@@ -1,46 +1,94 @@
-"""Credentials and connection manager of the ``sparkcdc`` adapter type."""
+"""Credentials and connection manager of the ``sparkcdc`` adapter type.
+
+Methods: dbt-spark's ``thrift``, ``http``, ``odbc`` and ``session`` (a Spark session in the dbt
+process; ``host`` is its master URL), plus ``connect``: a Spark Connect client of ``host``
+(``sc://host:port``; ``token`` and ``use_ssl`` as Spark Connect defines them).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.contracts.connection import Connection
+from dbt.adapters.contracts.connection import Connection, ConnectionState
+from dbt.adapters.exceptions import FailedToConnectError
 from dbt.adapters.spark.connections import (
     SparkConnectionManager,
-    SparkConnectionMethod,
     SparkCredentials,
 )
+from dbt_common.dataclass_schema import StrEnum
 
 ADAPTER_TYPE = "sparkcdc"
 
 
+class SparkcdcConnectionMethod(StrEnum):
+    THRIFT = "thrift"
+    HTTP = "http"
+    ODBC = "odbc"
+    SESSION = "session"
+    CONNECT = "connect"
+
+
+# Methods whose targets run Python (models and the project's tools) in the dbt process.
+PYTHON_METHODS = (SparkcdcConnectionMethod.SESSION, SparkcdcConnectionMethod.CONNECT)
+
+
 @dataclass
 class SparkcdcCredentials(SparkCredentials):
-    """dbt-spark credentials; with ``method: session`` the ``host`` is the Spark master URL."""
+    """dbt-spark credentials with the ``connect`` method."""
+
+    method: SparkcdcConnectionMethod = None  # type: ignore[assignment]
 
     @property
     def type(self) -> str:
         return ADAPTER_TYPE
 
+    def _connection_keys(self) -> tuple[str, ...]:
+        return ("method", *super()._connection_keys())
+
+
+def target_of(credentials: SparkCredentials) -> Any:
+    """The project's view of these credentials (spark_cdc.targets.Target)."""
+    from spark_cdc.targets import Target
+
+    return Target(
+        name="dbt",
+        method=str(credentials.method),
+        host=credentials.host or "",
+        token=credentials.token,
+        port=credentials.port,
+        server_side_parameters=credentials.server_side_parameters,
+    )
+
 
 def ensure_session(credentials: SparkCredentials) -> Any:
-    """Start (or reuse) the process's SparkSession with the project runtime settings."""
-    from spark_cdc.runtime import get_or_create_session
+    """The process's Spark session of the target: the project runtime (method session, built
+    once) or the Spark Connect client of the target's URL (method connect)."""
+    from spark_cdc.targets import session_for
 
-    master = credentials.host if credentials.host and credentials.host != "localhost" else None
-    return get_or_create_session(master=master, extra=credentials.server_side_parameters)
+    return session_for(target_of(credentials))
 
 
 class SparkcdcConnectionManager(SparkConnectionManager):
-    """dbt-spark's connection manager; the session method first builds the project runtime."""
+    """dbt-spark's connection manager; session and connect build the project's session."""
 
     TYPE = ADAPTER_TYPE
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:
-        if connection.state == "open":
+        if connection.state == ConnectionState.OPEN:
             return connection
-        if connection.credentials.method == SparkConnectionMethod.SESSION:
-            ensure_session(connection.credentials)
-        return super().open(connection)
+        method = connection.credentials.method
+        if method not in PYTHON_METHODS:
+            return super().open(connection)
+        try:
+            session = ensure_session(connection.credentials)
+        except Exception as error:
+            raise FailedToConnectError(str(error)) from error
+        if method == SparkcdcConnectionMethod.SESSION:
+            return super().open(connection)
+        from dbt.adapters.sparkcdc.connect import ConnectConnectionWrapper
+
+        connection.handle = ConnectConnectionWrapper(session)
+        connection.state = ConnectionState.OPEN
+        return connection

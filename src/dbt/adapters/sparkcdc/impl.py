@@ -1,25 +1,27 @@
-"""The ``sparkcdc`` adapter: dbt-spark's adapter with the in-process ``session`` Python method."""
+"""The ``sparkcdc`` adapter: dbt-spark's adapter with in-process Python models (session,
+connect) and a clear refusal of Python models on SQL-only targets."""
 
 from __future__ import annotations
 
 from dbt.adapters.base import PythonJobHelper
-from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
 
-from dbt.adapters.sparkcdc.connections import SparkcdcConnectionManager
+from dbt.adapters.sparkcdc.connections import SparkcdcConnectionManager, SparkcdcConnectionMethod
 from dbt.adapters.sparkcdc.python_submissions import SessionPythonJobHelper
 
 
 class SparkcdcAdapter(SparkAdapter):
-    """dbt-spark adapter whose Python models run on the local/cluster session by default."""
+    """dbt-spark adapter whose Python models run on the target's Spark session."""
 
     ConnectionManager = SparkcdcConnectionManager  # type: ignore[assignment]
 
     @property
     def default_python_submission_method(self) -> str:
-        if self.config.credentials.method == SparkConnectionMethod.SESSION:
-            return "session"
-        return super().default_python_submission_method
+        if self.config.credentials.method == SparkcdcConnectionMethod.HTTP:
+            return super().default_python_submission_method  # Databricks' own methods
+        # session and connect run here; thrift and odbc cannot run Python, and the session
+        # helper says so (dbt-spark's default would ask for a Databricks cluster id).
+        return "session"
 
     @property
     def python_submission_helpers(self) -> dict[str, type[PythonJobHelper]]:

@@ -1,4 +1,4 @@
-"""Run dbt Python models in-process on the adapter's SparkSession (method ``session``)."""
+"""Run dbt Python models in-process on the target's Spark session (methods session, connect)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,12 @@ from dbt.adapters.base import PythonJobHelper
 from dbt.adapters.spark.connections import SparkCredentials
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.sparkcdc.connections import ensure_session
+from dbt.adapters.sparkcdc.connections import PYTHON_METHODS, ensure_session
+
+PYTHON_TARGETS_HINT = (
+    "Python models run on targets with method session (the embedded runtime, a cluster's "
+    "driver) or connect (the warm engine, a Spark Connect server), or on Databricks (http)"
+)
 
 
 class SessionPythonJobHelper(PythonJobHelper):
@@ -17,10 +22,10 @@ class SessionPythonJobHelper(PythonJobHelper):
     def __init__(self, parsed_model: dict, credentials: SparkCredentials) -> None:
         self.parsed_model = parsed_model
         self.credentials = credentials
-        if credentials.method != "session":
+        if credentials.method not in PYTHON_METHODS:
             raise DbtRuntimeError(
-                "submission_method 'session' needs a profile target with method: session "
-                f"(this target uses method: {credentials.method})"
+                f"{parsed_model.get('name', 'this model')}: a Python model cannot run on a "
+                f"target with method {credentials.method}. {PYTHON_TARGETS_HINT}."
             )
 
     def submit(self, compiled_code: str) -> Any:

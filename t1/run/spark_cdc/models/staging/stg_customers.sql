@@ -1,0 +1,12 @@
+create or replace view spark_cdc.stg_customers
+  
+  
+  as
+    select
+    customer_id,
+    first_name,
+    last_name,
+    segment,
+    updated_at,
+    lower(email) as email
+from spark_cdc.raw_customers
