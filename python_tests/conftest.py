@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
-# The suite runs on the embedded runtime of its own temporary home (the engine suites, which
-# start their own servers, run in subprocesses with their own target).
-os.environ["SPARK_CDC_TARGET"] = "local"
+if "SPARK_CDC_ENGINE_SUITE" not in os.environ:
+    # The suite runs on the embedded runtime of its own temporary home; the engine suite
+    # (engine_suite/) runs in subprocesses of test_engines.py, each on the engine it started.
+    os.environ["SPARK_CDC_TARGET"] = "local"
+    collect_ignore = ["engine_suite"]
 
 
 @pytest.fixture(scope="session")

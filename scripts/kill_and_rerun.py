@@ -55,6 +55,11 @@ RUN_METADATA = [
     "dbt_inserted_at",
     "dbt_close_process_id",
     "dbt_closed_at",
+    # customers_check_cols_renamed's dbt meta columns, renamed (snapshot_meta_column_names)
+    "valid_from",
+    "valid_to",
+    "version_id",
+    "version_updated_at",
 ]
 
 
@@ -243,6 +248,7 @@ def capabilities(work: Path) -> list[Capability]:
 def _env(home: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
+        SPARK_CDC_TARGET="local",  # each command its own process, killed with its JVM
         SPARK_CDC_HOME=str(home),
         DBT_PROFILES_DIR=str(PROJECT / "profiles"),
         PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",

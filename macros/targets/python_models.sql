@@ -1,7 +1,9 @@
 {#- on-run-start: on a SQL-only target (thrift, odbc) a selected Python model could not run;
-    say so before any node runs, naming the models and the targets that can run them. -#}
+    say so before any node runs, naming the models and the targets that can run them (only for
+    the commands that execute models: compile and docs generate run nothing). -#}
 {% macro assert_python_models_runnable() %}
-    {%- if execute and target.method not in ('session', 'connect', 'http') -%}
+    {%- if execute and flags.WHICH in ('run', 'build')
+        and target.method not in ('session', 'connect', 'http') -%}
         {%- set python_models = [] -%}
         {%- for node in graph.nodes.values() -%}
             {%- if node.resource_type == 'model' and node.language == 'python'

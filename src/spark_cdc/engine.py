@@ -21,6 +21,7 @@ single-user machine or behind your own authentication.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -98,8 +99,12 @@ class Engine:
 
 
 def _alive(pid: object) -> bool:
+    """Whether process ``pid`` runs (a finished child of this process is reaped, not alive)."""
     if not isinstance(pid, int):
         return False
+    with contextlib.suppress(ChildProcessError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -190,7 +195,6 @@ def server_command(engine: Engine, port: int, master: str = DEFAULT_MASTER) -> l
 
 def _die_with_parent() -> None:
     """In the server's process: receive SIGTERM when the supervisor dies, however it dies."""
-    import contextlib
     import ctypes
 
     with contextlib.suppress(OSError):
@@ -246,10 +250,13 @@ def serve(engine: Engine, port: int, idle_timeout: float) -> int:
     }
     engine.state_file.write_text(json.dumps(state))
     last_used = time.monotonic()
+    answering = False
     try:
         while not stopping["now"] and server.poll() is None:
             time.sleep(2)
-            if _established_connections(port) > 0:
+            # The idle clock starts once the server answers (its start-up is not idleness).
+            answering = answering or _port_open(port)
+            if not answering or _established_connections(port) > 0:
                 last_used = time.monotonic()
             elif time.monotonic() - last_used > idle_timeout:
                 break

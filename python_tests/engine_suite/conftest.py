@@ -1,0 +1,80 @@
+"""The engine suite: a subset of the project's checks, run against a real engine.
+
+Run by ``python_tests/test_engines.py`` in a subprocess, once per engine it starts on loopback,
+with ``SPARK_CDC_ENGINE_SUITE`` naming the engine (connect, thrift, cluster) and
+``SPARK_CDC_TARGET`` the profile target that reaches it. dbt runs in the suite's process
+(dbtRunner); its assertions read tables through the same target (a Spark Connect session, the
+cluster's driver session, or SQL over Thrift).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from spark_cdc.dbt_invoke import copy_project, run_dbt
+from spark_cdc.targets import current_target, session_for
+
+ENGINE = os.environ.get("SPARK_CDC_ENGINE_SUITE", "")
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def target():
+    return current_target()
+
+
+@pytest.fixture(scope="session")
+def project(tmp_path_factory) -> Path:
+    return copy_project(tmp_path_factory.mktemp("engine_suite") / "spark_cdc", PROJECT_DIR)
+
+
+@pytest.fixture(scope="session")
+def dbt(project: Path) -> Callable:
+    def invoke(*args: str, expect_success: bool = True):
+        return run_dbt(
+            list(args),
+            project_dir=project,
+            profiles_dir=project / "profiles",
+            expect_success=expect_success,
+        )
+
+    return invoke
+
+
+@pytest.fixture(scope="session")
+def query(target) -> Callable[[str], list[dict]]:
+    """Rows of a SQL query on the target, as dicts (timestamps as datetime, zone-less UTC)."""
+    if target.method == "thrift":
+        from pyhive import hive
+
+        connection = hive.connect(host=target.host, port=target.port, username="dbt")
+
+        def run(sql: str) -> list[dict]:
+            cursor = connection.cursor()
+            cursor.execute(sql)
+            if cursor.description is None:
+                return []
+            names = [column[0].split(".")[-1] for column in cursor.description]
+            kinds = [column[1] for column in cursor.description]
+            return [
+                {
+                    name: _typed(value, kind)
+                    for name, kind, value in zip(names, kinds, row, strict=True)
+                }
+                for row in cursor.fetchall()
+            ]
+
+        return run
+    spark = session_for(target)
+    return lambda sql: [row.asDict() for row in spark.sql(sql).collect()]
+
+
+def _typed(value, kind: str):
+    if value is not None and kind == "TIMESTAMP_TYPE" and isinstance(value, str):
+        return dt.datetime.fromisoformat(value)
+    return value

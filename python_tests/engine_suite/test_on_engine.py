@@ -1,0 +1,156 @@
+"""The project on a real engine: seeds, snapshots day 1 -> day 2 with every metadata value checked,
+a Python model, the change-event models after a landing, one hash-CDC date and docs generate.
+On a SQL-only engine (Thrift) the SQL parts run and Python models are refused before anything
+runs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from conftest import ENGINE
+
+from spark_cdc.dbt_invoke import last_invocation_id
+
+HIGH = dt.datetime(9999, 12, 31, 23, 59, 59)
+SNAPSHOTS = ("customers_ts_invalidate", "customers_ts_new_record", "customers_check_all")
+SQL_ONLY = ENGINE == "thrift"
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+def _rows(query, name: str) -> list[dict]:
+    return query(f"select * from spark_cdc.{name}")
+
+
+def _of(rows: list[dict], customer_id: int) -> list[dict]:
+    versions = (r for r in rows if r["customer_id"] == customer_id)
+    return sorted(versions, key=lambda r: r["dbt_valid_from"])
+
+
+@pytest.fixture(scope="module")
+def days(dbt, query) -> dict:
+    """Snapshots of the day-1 then the day-2 source: (invocation id, start, end) per day."""
+    for name in (*SNAPSHOTS, "customers_snapshot"):
+        query(f"drop table if exists spark_cdc.{name}")
+    dbt("seed")
+    runs = {}
+    for day in (1, 2):
+        variables = json.dumps({"source_day": day})
+        dbt("run", "--select", "stg_customer_states", "--vars", variables)
+        started = _now()
+        dbt("snapshot", "--select", *SNAPSHOTS, "--vars", variables)
+        runs[day] = (last_invocation_id(), started, _now())
+    return runs
+
+
+def test_snapshot_metadata_day1_then_day2(query, days):
+    (day1, start1, end1), (day2, start2, end2) = days[1], days[2]
+    for name in SNAPSHOTS:
+        rows = _rows(query, name)
+        untouched = _of(rows, 5)[0]
+        assert untouched["dbt_insert_process_id"] == day1, name
+        assert start1 <= untouched["dbt_inserted_at"] <= end1, name
+        assert untouched["dbt_close_process_id"] is None and untouched["dbt_closed_at"] is None
+        assert untouched["dbt_valid_to_high"] == HIGH, name
+        old, new = _of(rows, 1)
+        assert old["dbt_close_process_id"] == day2 and start2 <= old["dbt_closed_at"] <= end2
+        assert old["dbt_insert_process_id"] == day1 and new["dbt_insert_process_id"] == day2
+        assert old["dbt_valid_to_high"] == old["dbt_valid_to"], name
+        assert new["dbt_valid_to_high"] == HIGH and new["dbt_close_process_id"] is None, name
+        if name != "customers_check_all":
+            # Timestamp strategy: the update closes at the new version's business time.
+            assert old["dbt_valid_to"] == dt.datetime(2026, 1, 2, 9) == new["dbt_valid_from"]
+        # A hard delete closes at the processing time of the run that saw the key missing.
+        deleted = _of(rows, 6)[0]
+        assert deleted["dbt_close_process_id"] == day2, name
+        assert start2 <= deleted["dbt_valid_to"] <= end2 and deleted["dbt_closed_at"] >= start2
+    deletion = _of(_rows(query, "customers_ts_new_record"), 6)[1]
+    assert deletion["dbt_is_deleted"] is True and deletion["customer_name"] == "Farid"
+    assert deletion["dbt_insert_process_id"] == day2 and deletion["dbt_valid_to_high"] == HIGH
+
+
+def test_generic_snapshot_tests_pass(dbt, days):
+    result = dbt("test", "--select", *SNAPSHOTS, "--vars", json.dumps({"source_day": 2}))
+    tests = [r for r in result.result.results if r.node.resource_type == "test"]
+    assert tests and {str(r.status) for r in tests} == {"pass"}
+
+
+def test_a_python_model(dbt, query, days):
+    dbt("snapshot", "--select", "customers_snapshot")
+    if SQL_ONLY:
+        refused = dbt("run", "--select", "customers_by_segment", expect_success=False)
+        assert not refused.success
+        assert "runs SQL only" in str(refused.exception) and "customers_by_segment" in str(
+            refused.exception
+        )
+        assert not query("show tables in spark_cdc like 'customers_by_segment'")
+        return
+    dbt("run", "--select", "customers_by_segment")
+    segments = {r["segment"]: r["customer_count"] for r in _rows(query, "customers_by_segment")}
+    assert segments == {"retail": 3, "corporate": 2}
+
+
+def test_change_event_models_after_a_landing(dbt, query, tmp_path, capsys):
+    from spark_cdc.cli import main
+    from spark_cdc.generators.change_events import StreamSpec, write_stream
+
+    spec = StreamSpec(initial_rows=200, events=2_000, batches=3, seed=3)
+    manifest = write_stream(spec, tmp_path, False)
+    land = ["land-change-events", str(tmp_path), "--initial-table", "landing.customer_initial_rows"]
+    if SQL_ONLY:
+        # The landing writes tables with Spark code: a SQL-only target says so, lands nothing.
+        assert main(land) == 2
+        assert "runs SQL only: this command needs a Spark session" in capsys.readouterr().err
+        return
+    for table in ("landing.customer_change_events", "landing.customer_initial_rows"):
+        query(f"drop table if exists {table}")
+    for table in (
+        "int_change_events__customers_ledger",
+        "change_events__customers_history",
+        "change_events__customers_current",
+    ):
+        query(f"drop table if exists spark_cdc.{table}")
+    assert main(land) == 0
+    select = ["stg_change_events__customers+", "stg_change_events__customers_initial+"]
+    dbt("build", "--select", *select)
+    expected = {
+        (r["id"], r["name"], r["amount"])
+        for r in map(json.loads, (tmp_path / "expected_state.jsonl").open())
+    }
+    current = _rows(query, "change_events__customers_current")
+    assert {(r["id"], r["name"], r["amount"]) for r in current} == expected
+    (summary,) = _rows(query, "change_events__customers_run_summary")
+    assert summary["events_in"] == (
+        summary["applied"] + summary["duplicates"] + summary["quarantined"]
+    )
+    assert summary["applied"] == manifest["applied"]
+
+
+def test_one_hash_cdc_date(dbt, query, tmp_path):
+    from spark_cdc.generators.extracts import article_example, generate_extracts
+
+    generate_extracts(article_example((tmp_path / "synthetic" / "2019-06-18",), seed=5), False)
+    variables = {"hash_cdc_effective_date": "2019-06-18", "hash_cdc_landing_root": str(tmp_path)}
+    build = ["build", "--select", "stg_hash_cdc__synthetic+", "--vars", json.dumps(variables)]
+    if SQL_ONLY:
+        refused = dbt(*build, expect_success=False)
+        assert "runs SQL only" in str(refused.exception)
+        assert not query("show tables in spark_cdc like 'stg_hash_cdc__synthetic'")
+        return
+    for table in ("hash_cdc__synthetic_current", "hash_cdc__synthetic_run_summary"):
+        query(f"drop table if exists spark_cdc.{table}")
+    dbt(*build)
+    (summary,) = _rows(query, "hash_cdc__synthetic_run_summary")
+    counts = (summary["rows_in"], summary["valid_rows"], summary["inserted"])
+    assert counts == (10_000, 10_000, 10_000)
+
+
+def test_docs_generate(dbt, project: Path, days):
+    dbt("docs", "generate")
+    catalog = json.loads((project / "target" / "catalog.json").read_text())
+    assert {f"snapshot.spark_cdc.{name}" for name in SNAPSHOTS} <= set(catalog["nodes"])

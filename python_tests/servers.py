@@ -1,0 +1,135 @@
+"""Real Spark servers for the tests, started from the pyspark wheel on loopback and stopped by
+process id: a standalone master and worker (the warm Connect and Thrift engines are the
+project's own, spark_cdc.engine)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pyspark
+
+SPARK_HOME = Path(pyspark.__file__).parent
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    """A loopback TCP port nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"nothing answered on 127.0.0.1:{port} within {timeout:.0f} s")
+
+
+def _spark_class(args: list[str], log: Path) -> subprocess.Popen:
+    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1"}
+    return subprocess.Popen(
+        [str(SPARK_HOME / "bin" / "spark-class"), *args],
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Stop a server and its children by process group (SIGTERM, then SIGKILL)."""
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+@contextmanager
+def standalone_cluster(folder: Path, cores: int = 2, memory: str = "2g") -> Iterator[str]:
+    """A standalone master and one worker on loopback; yields the master URL."""
+    port = free_port()
+    master = _spark_class(
+        [
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--webui-port",
+            str(free_port()),
+        ],
+        folder / "master.log",
+    )
+    worker = None
+    try:
+        wait_for_port(port)
+        url = f"spark://127.0.0.1:{port}"
+        worker = _spark_class(
+            [
+                "org.apache.spark.deploy.worker.Worker",
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                str(cores),
+                "--memory",
+                memory,
+                "--webui-port",
+                str(free_port()),
+                "--work-dir",
+                str(folder / "work"),
+                url,
+            ],
+            folder / "worker.log",
+        )
+        yield url
+    finally:
+        if worker is not None:
+            stop(worker)
+        stop(master)
+
+
+def run_engine_suite(engine: str, home: Path, **env: str) -> subprocess.CompletedProcess:
+    """Run python_tests/engine_suite against ``engine`` in a subprocess (its own process: a
+    Spark Connect client and a classic session cannot share one Python process)."""
+    environment = {
+        **os.environ,
+        "SPARK_CDC_ENGINE_SUITE": engine,
+        "SPARK_CDC_HOME": str(home),
+        "DBT_PROFILES_DIR": str(PROJECT_DIR / "profiles"),
+        **env,
+    }
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(PROJECT_DIR / "python_tests" / "engine_suite"),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--tb=short",
+        ],
+        cwd=PROJECT_DIR,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )

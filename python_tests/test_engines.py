@@ -1,0 +1,134 @@
+"""Every target is a tested path: real servers from the pyspark wheel on loopback — the warm
+Connect engine, the Thrift engine, a standalone master and worker — each running the engine
+suite (python_tests/engine_suite) in a subprocess; plus the engine's own behaviour (two plain
+dbt commands at once, the token, the idle stop, the home it holds)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from servers import PROJECT_DIR, free_port, run_engine_suite, standalone_cluster
+
+from spark_cdc import engine
+from spark_cdc.home_lock import holder_of
+
+pytestmark = pytest.mark.cli
+BIN = Path(sys.executable).parent
+
+
+def _suite_passed(result: subprocess.CompletedProcess) -> str:
+    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+    assert result.returncode == 0, f"{result.stdout[-6000:]}\n{result.stderr[-3000:]}"
+    assert " passed" in summary and "failed" not in summary and "skipped" not in summary
+    return summary
+
+
+@pytest.fixture(scope="module")
+def connect_engine(tmp_path_factory):
+    home = tmp_path_factory.mktemp("connect_engine")
+    state = engine.start(home, "connect", port=free_port())
+    yield home, state
+    engine.stop(home, "connect")
+
+
+def test_the_engine_suite_on_the_warm_connect_engine(connect_engine):
+    home, state = connect_engine
+    result = run_engine_suite(
+        "connect",
+        home,
+        SPARK_CDC_TARGET="engine",
+        SPARK_CDC_CONNECT_URL=f"sc://localhost:{state['port']}",
+    )
+    _suite_passed(result)
+
+
+def test_two_plain_dbt_commands_at_once_on_the_engine(connect_engine, tmp_path):
+    home, state = connect_engine
+    env = {
+        **os.environ,
+        "SPARK_CDC_HOME": str(home),
+        "SPARK_CDC_TARGET": "engine",
+        "SPARK_CDC_CONNECT_URL": f"sc://localhost:{state['port']}",
+        "DBT_PROFILES_DIR": str(PROJECT_DIR / "profiles"),
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+    }
+    commands = [
+        ["dbt", "seed", "--select", "raw_customers", "--target-path", str(tmp_path / "a")],
+        ["dbt", "run", "--select", "stg_customer_states", "--target-path", str(tmp_path / "b")],
+    ]
+    started = [
+        subprocess.Popen(c, cwd=PROJECT_DIR, env=env, stdout=subprocess.PIPE, text=True)
+        for c in commands
+    ]
+    outputs = [process.communicate(timeout=600)[0] for process in started]
+    for process, output in zip(started, outputs, strict=True):
+        assert process.returncode == 0, output[-3000:]
+        assert "Completed successfully" in output
+
+
+def test_the_engine_holds_its_home_and_requires_its_token(connect_engine):
+    home, state = connect_engine
+    assert "spark_cdc connect engine" in (holder_of(home) or "")
+    token_file = engine.Engine(home).token_file
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    probe = (
+        "import sys\n"
+        "from pyspark.sql.connect.session import SparkSession\n"
+        "try:\n"
+        "    SparkSession.builder.remote(sys.argv[1]).create().sql('select 1').collect()\n"
+        "    print('ALLOWED')\n"
+        "except Exception as error:\n"
+        "    print('REFUSED', type(error).__name__, str(error).splitlines()[0])\n"
+    )
+    port = state["port"]
+    for url, expected in (
+        (f"sc://localhost:{port}/;token=not-the-token", "REFUSED"),
+        (f"sc://localhost:{port}", "REFUSED"),
+        (engine.Engine(home).url(port), "ALLOWED"),
+    ):
+        out = subprocess.run(
+            [sys.executable, "-c", probe, url], capture_output=True, text=True, timeout=120
+        ).stdout
+        assert out.startswith(expected), (url, out)
+
+
+def test_an_idle_engine_stops_by_itself_and_releases_its_home(tmp_path):
+    state = engine.start(tmp_path, "connect", port=free_port(), idle_timeout=3)
+    deadline = time.monotonic() + 120
+    while engine.status(tmp_path) is not None and time.monotonic() < deadline:
+        time.sleep(1)
+    assert engine.status(tmp_path) is None
+    assert not engine._alive(state["supervisor_pid"]) and not engine._alive(state["server_pid"])
+    assert holder_of(tmp_path) is None
+
+
+def test_the_engine_suite_on_the_thrift_engine(tmp_path):
+    port = free_port()
+    engine.start(tmp_path, "thrift", port=port)
+    try:
+        result = run_engine_suite(
+            "thrift", tmp_path, SPARK_CDC_TARGET="thrift", SPARK_CDC_THRIFT_PORT=str(port)
+        )
+        _suite_passed(result)
+    finally:
+        assert engine.stop(tmp_path, "thrift")
+
+
+def test_the_engine_suite_on_a_standalone_cluster(tmp_path):
+    with standalone_cluster(tmp_path) as master:
+        result = run_engine_suite(
+            "cluster",
+            tmp_path / "home",
+            SPARK_CDC_TARGET="cluster",
+            SPARK_CDC_MASTER=master,
+            SPARK_CDC_DRIVER_HOST="127.0.0.1",
+            SPARK_CDC_DRIVER_BIND_ADDRESS="127.0.0.1",
+            SPARK_CDC_DRIVER_MEMORY="2g",
+            SPARK_CDC_EXECUTOR_MEMORY="1g",
+        )
+        _suite_passed(result)
