@@ -15,6 +15,7 @@ import pytest
 from servers import PROJECT_DIR, free_port, run_engine_suite, standalone_cluster
 
 from spark_cdc import engine
+from spark_cdc.dbt_invoke import copy_project
 from spark_cdc.home_lock import holder_of
 
 pytestmark = pytest.mark.cli
@@ -132,3 +133,43 @@ def test_the_engine_suite_on_a_standalone_cluster(tmp_path):
             SPARK_CDC_EXECUTOR_MEMORY="1g",
         )
         _suite_passed(result)
+    # Executors ran, and their command lines carry no path of the driver's machine.
+    launches = [
+        line
+        for line in (tmp_path / "worker.log").read_text(errors="replace").splitlines()
+        if "Launch command" in line
+    ]
+    assert launches
+    for line in launches:
+        assert str(tmp_path / "home") not in line and "derby.system.home" not in line, line
+        assert "log4j.configurationFile" not in line, line
+
+
+def test_the_readme_engine_commands_as_written(tmp_path):
+    readme = (PROJECT_DIR / "README.md").read_text()
+    block = readme.split("<!-- readme-engine-test -->\n```bash\n", 1)[1].split("```", 1)[0]
+    project = copy_project(tmp_path / "spark_cdc", PROJECT_DIR)
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("SPARK_CDC_") and key != "PYTEST_CURRENT_TEST"
+    }
+    env.update(
+        SPARK_CDC_HOME=str(tmp_path / "home"),
+        DBT_PROFILES_DIR=str(project / "profiles"),
+        PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
+    )
+    done = subprocess.run(
+        ["bash", "-e", "-c", block],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "connect engine started: sc://localhost:15002" in done.stdout
+    assert "Completed successfully" in done.stdout
+    assert "connect engine: running at" in done.stdout and "connect engine stopped" in done.stdout
+    assert engine.status(tmp_path / "home") is None
