@@ -29,7 +29,7 @@ lint-sql: setup
 	$(BIN)/sqlfluff lint models macros snapshots tests analyses
 
 pytest: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations 15
 
 bench: setup
 	$(BIN)/python benchmarks/bench_startup.py
