@@ -32,6 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
+# The commands run from a copy of the project taken at the start (main), so that editing the
+# working tree while the script runs cannot change what it measures.
+RUN_FROM = {"project": PROJECT}
 BIN = Path(sys.executable).parent
 START = re.compile(r"\d+ of \d+ START .*?\b\w+\.(\w+) ")
 
@@ -250,7 +253,7 @@ def _env(home: Path) -> dict[str, str]:
     env.update(
         SPARK_CDC_TARGET="local",  # each command its own process, killed with its JVM
         SPARK_CDC_HOME=str(home),
-        DBT_PROFILES_DIR=str(PROJECT / "profiles"),
+        DBT_PROFILES_DIR=str(RUN_FROM["project"] / "profiles"),
         PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
     )
     return env
@@ -258,7 +261,9 @@ def _env(home: Path) -> dict[str, str]:
 
 def _run(command: list[str], home: Path) -> None:
     (home / "landing" / "schema_drift" / "events").mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(command, cwd=PROJECT, env=_env(home), capture_output=True, text=True)
+    done = subprocess.run(
+        command, cwd=RUN_FROM["project"], env=_env(home), capture_output=True, text=True
+    )
     if done.returncode != 0:
         raise RuntimeError(
             f"{' '.join(command)} failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}"
@@ -269,7 +274,7 @@ def _run_and_kill(command: list[str], home: Path, node: str, delay: float) -> di
     """Run ``command``; SIGKILL its process group ``delay`` s after ``node`` STARTs."""
     process = subprocess.Popen(
         command,
-        cwd=PROJECT,
+        cwd=RUN_FROM["project"],
         env=_env(home),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -305,7 +310,9 @@ def _digests(home: Path, tables: list[str]) -> dict:
         "--exclude",
         ",".join(RUN_METADATA),
     ]
-    done = subprocess.run(command, cwd=PROJECT, env=_env(home), capture_output=True, text=True)
+    done = subprocess.run(
+        command, cwd=RUN_FROM["project"], env=_env(home), capture_output=True, text=True
+    )
     if done.returncode != 0:
         raise RuntimeError(f"reading the tables failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.split("DIGESTS=", 1)[1])
@@ -365,6 +372,10 @@ def main() -> int:
     parser.add_argument("--only", action="append", help="capability name (repeatable)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/spark_cdc_kills"))
     args = parser.parse_args()
+    from spark_cdc.dbt_invoke import copy_project
+
+    shutil.rmtree(args.work / "project", ignore_errors=True)
+    RUN_FROM["project"] = copy_project(args.work / "project", PROJECT)
     chosen = [c for c in capabilities(args.work) if not args.only or c.name in args.only]
     summary = []
     for capability in chosen:
