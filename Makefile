@@ -26,7 +26,7 @@ lint-python: setup
 	$(BIN)/ruff format --check src python_tests benchmarks models scripts
 
 lint-sql: setup
-	$(BIN)/sqlfluff lint models macros snapshots tests analyses
+	$(BIN)/sqlfluff lint models macros snapshots tests analyses integration_tests/models
 
 pytest: setup
 	$(BIN)/python -m pytest -n 2 --dist loadfile --durations 15

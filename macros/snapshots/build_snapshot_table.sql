@@ -8,9 +8,9 @@
 -#}
 {% macro spark__build_snapshot_table(strategy, sql) %}
     {%- set columns = config.get('snapshot_table_column_names') or get_snapshot_table_column_names() -%}
-    {%- set meta = snapshot_metadata_column_names() -%}
-    {%- do snapshot_assert_unique_keys(strategy, sql) -%}
-    {%- set valid_from_type = snapshot_assert_updated_at_type(strategy, sql) -%}
+    {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
+    {%- do spark_cdc.snapshot_assert_unique_keys(strategy, sql) -%}
+    {%- set valid_from_type = spark_cdc.snapshot_assert_updated_at_type(strategy, sql) -%}
 
     select
         *,
@@ -21,11 +21,11 @@
         {%- if strategy.hard_deletes == 'new_record' %}
         false as {{ columns.dbt_is_deleted }},
         {%- endif %}
-        {{ snapshot_process_id() }} as {{ meta.insert_process_id }},
+        {{ spark_cdc.snapshot_process_id() }} as {{ meta.insert_process_id }},
         {{ snapshot_get_time() }} as {{ meta.inserted_at }},
         cast(null as string) as {{ meta.close_process_id }},
         cast(null as timestamp) as {{ meta.closed_at }},
-        {{ snapshot_high_end_value(valid_from_type) }} as {{ meta.valid_to_high }}
+        {{ spark_cdc.snapshot_high_end_value(valid_from_type) }} as {{ meta.valid_to_high }}
     from (
         {{ sql }}
     ) as sbq

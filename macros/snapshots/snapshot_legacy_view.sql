@@ -4,7 +4,7 @@
     date column (named like dbt_valid_to), and the operational metadata kept.
 -#}
 {% macro snapshot_legacy_view(snapshot_relation, valid_to='dbt_valid_to') %}
-    {%- set high_column = snapshot_metadata_column_names().valid_to_high -%}
+    {%- set high_column = spark_cdc.snapshot_metadata_column_names().valid_to_high -%}
     {%- set selected = [] -%}
     {%- if execute -%}
         {%- for column in adapter.get_columns_in_relation(snapshot_relation) -%}

@@ -10,7 +10,7 @@
 -#}
 {% macro spark__snapshot_merge_sql(target, source, insert_cols) -%}
     {%- set columns = config.get("snapshot_table_column_names") or get_snapshot_table_column_names() -%}
-    {%- set meta = snapshot_metadata_column_names() -%}
+    {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
 
     merge into {{ target }} as DBT_INTERNAL_DEST
     {%- if target.is_iceberg %}
@@ -21,7 +21,7 @@
     {%- endif %}
     on DBT_INTERNAL_SOURCE.{{ columns.dbt_scd_id }} = DBT_INTERNAL_DEST.{{ columns.dbt_scd_id }}
     when matched
-        and {{ snapshot_row_is_open('DBT_INTERNAL_DEST', columns) }}
+        and {{ spark_cdc.snapshot_row_is_open('DBT_INTERNAL_DEST', columns) }}
         and DBT_INTERNAL_SOURCE.dbt_change_type in ('update', 'delete')
         then update set
             {{ columns.dbt_valid_to }} = DBT_INTERNAL_SOURCE.{{ columns.dbt_valid_to }},

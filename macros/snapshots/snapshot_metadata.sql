@@ -56,7 +56,7 @@
 {#- on-run-start: check the vars the snapshot overrides read, so that a bad value stops the run
     before any node writes (it renders nothing). -#}
 {% macro validate_snapshot_vars() %}
-    {%- do snapshot_high_end_text() -%}
+    {%- do spark_cdc.snapshot_high_end_text() -%}
     {{ return('') }}
 {% endmacro %}
 
@@ -65,7 +65,7 @@
     A zone-less literal keeps its wall-clock value whatever the session time zone; the project
     runs its sessions in UTC. -#}
 {% macro snapshot_high_end_value(data_type) %}
-    {{ return("cast('" ~ snapshot_high_end_text() ~ "' as " ~ (data_type or 'timestamp') ~ ")") }}
+    {{ return("cast('" ~ spark_cdc.snapshot_high_end_text() ~ "' as " ~ (data_type or 'timestamp') ~ ")") }}
 {% endmacro %}
 
 
@@ -82,7 +82,7 @@
     compared as text and cast (or fail) value by value. Returns its type; a clear error before
     anything is written otherwise. -#}
 {% macro snapshot_assert_updated_at_type(strategy, sql) %}
-    {%- set data_type = snapshot_updated_at_type(strategy, sql) -%}
+    {%- set data_type = spark_cdc.snapshot_updated_at_type(strategy, sql) -%}
     {%- if config.get('strategy') == 'timestamp'
         and (data_type | lower) not in ('timestamp', 'timestamp_ntz', 'date') -%}
         {{ exceptions.raise_compiler_error(
@@ -126,7 +126,7 @@
     {%- if not config.get('snapshot_check_unique_keys', true) -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set keys = snapshot_key_list(strategy.unique_key) -%}
+    {%- set keys = spark_cdc.snapshot_key_list(strategy.unique_key) -%}
     {%- set check_sql -%}
         select {% for key in keys %}{{ key }} as key_{{ loop.index }}, {% endfor %}count(*) as row_count
         from ({{ sql }}) as snapshot_query

@@ -18,16 +18,21 @@
       cannot leak into the snapshot table (dbt-adapters#2101).
 -#}
 {% macro spark__snapshot_staging_table(strategy, source_sql, target_relation) -%}
+    {#- The guard rails, before anything is written (snapshot_metadata.sql). -#}
+    {%- do spark_cdc.snapshot_assert_updated_at_type(strategy, source_sql) -%}
+    {%- do spark_cdc.snapshot_assert_source_not_empty(strategy, source_sql) -%}
+    {%- do spark_cdc.snapshot_assert_unique_keys(strategy, source_sql) -%}
     {%- set columns = config.get('snapshot_table_column_names') or get_snapshot_table_column_names() -%}
-    {%- set meta = snapshot_metadata_column_names() -%}
+    {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
     {%- set hard_deletes = strategy.hard_deletes -%}
     {%- set new_record = hard_deletes == 'new_record' -%}
     {%- set now = snapshot_get_time() -%}
-    {%- set process_id = snapshot_process_id() -%}
+    {%- set process_id = spark_cdc.snapshot_process_id() -%}
 
     {%- set target_columns = adapter.get_columns_in_relation(target_relation) -%}
     {%- set target_names = target_columns | map(attribute='name') | map('lower') | list -%}
-    {%- set high = snapshot_high_end_value(snapshot_column_type(target_columns, columns.dbt_valid_from)) -%}
+    {%- set valid_from_type = spark_cdc.snapshot_column_type(target_columns, columns.dbt_valid_from) -%}
+    {%- set high = spark_cdc.snapshot_high_end_value(valid_from_type) -%}
     {%- set source_names = get_columns_in_query(source_sql) -%}
     {%- set key_names = [] -%}
     {%- if strategy.unique_key | is_list -%}
@@ -67,7 +72,7 @@
 
         select *, {{ unique_key_fields(strategy.unique_key) }}
         from {{ target_relation }}
-        where {{ snapshot_row_is_open('', columns) }}
+        where {{ spark_cdc.snapshot_row_is_open('', columns) }}
 
     ),
 
@@ -77,7 +82,7 @@
 
         select {{ unique_key_fields(strategy.unique_key) }}, max({{ columns.dbt_valid_to }}) as dbt_snapshot_closed_at
         from {{ target_relation }}
-        where not {{ snapshot_row_is_open('', columns) }}
+        where not {{ spark_cdc.snapshot_row_is_open('', columns) }}
         group by {% for key in key_names %}{{ loop.index }}{{ ', ' if not loop.last }}{% endfor %}
 
     ),
@@ -266,13 +271,12 @@
       concurrent runs of one snapshot never replace or drop each other's view; the MERGEs
       themselves are serialized by Delta's optimistic concurrency control (a conflicting second
       commit fails with a ConcurrentAppendException and changes nothing);
-    - [spark_cdc] the snapshot query is checked for duplicate keys before anything is written;
-    - [spark_cdc] with hard deletes, an empty snapshot query is refused (snapshot_metadata.sql).
+    - the guard rails (duplicate keys, an empty query with hard deletes, a text updated_at) run
+      in spark__snapshot_staging_table, which dbt-spark's own version of this macro calls too:
+      a project that installs spark_cdc as a package gets them through its dispatch order, and
+      this per-invocation view name with a one-line macro of its own (README).
 -#}
 {% macro spark_build_snapshot_staging_table(strategy, sql, target_relation) %}
-    {%- do snapshot_assert_updated_at_type(strategy, sql) -%}
-    {%- do snapshot_assert_source_not_empty(strategy, sql) -%}
-    {%- do snapshot_assert_unique_keys(strategy, sql) -%}
     {%- set run_suffix = (invocation_id | replace('-', ''))[:16] -%}
     {%- set tmp_identifier = target_relation.identifier ~ '__dbt_tmp_' ~ run_suffix -%}
 

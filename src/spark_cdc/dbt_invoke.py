@@ -90,7 +90,16 @@ def copy_project(destination: Path, source: Path | None = None) -> Path:
     Tests and benchmarks run and alter such copies freely.
     """
     ignore = shutil.ignore_patterns(
-        ".venv", ".spark_cdc", "target", "logs", ".git", "__pycache__", "*.egg-info", "data"
+        ".venv",
+        ".spark_cdc",
+        "target",
+        "logs",
+        ".git",
+        "__pycache__",
+        "*.egg-info",
+        "data",
+        "dbt_packages",
+        "package-lock.yml",
     )
     shutil.copytree(source or project_root(), destination, ignore=ignore)
     return destination

@@ -5,9 +5,9 @@
     model, unique_key, valid_from='dbt_valid_from', valid_to='dbt_valid_to',
     scd_id='dbt_scd_id', updated_at='dbt_updated_at', exclude=[]
 ) %}
-    {%- set keys = snapshot_key_list(unique_key) -%}
+    {%- set keys = spark_cdc.snapshot_key_list(unique_key) -%}
     {%- set skipped = [valid_from, valid_to, scd_id, updated_at] + exclude
-        + (snapshot_metadata_column_names().values() | list) -%}
+        + (spark_cdc.snapshot_metadata_column_names().values() | list) -%}
     {%- set skipped = skipped | map('lower') | list -%}
     {%- set tracked = [] -%}
     {%- if execute -%}

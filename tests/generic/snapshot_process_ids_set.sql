@@ -1,8 +1,8 @@
 {#- The insert process id and insert time are set on every row; the close process id and close
     time are set on exactly the closed rows. Returns the rows that break this. -#}
 {% test snapshot_process_ids_set(model, valid_to='dbt_valid_to', valid_to_current=none) %}
-    {%- set meta = snapshot_metadata_column_names() -%}
-    {%- set open_row = snapshot_test_is_open(valid_to, valid_to_current) -%}
+    {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
+    {%- set open_row = spark_cdc.snapshot_test_is_open(valid_to, valid_to_current) -%}
     select *
     from {{ model }}
     where

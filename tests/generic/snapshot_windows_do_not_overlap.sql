@@ -3,13 +3,13 @@
 {% test snapshot_windows_do_not_overlap(
     model, unique_key, valid_from='dbt_valid_from', valid_to='dbt_valid_to', valid_to_current=none
 ) %}
-    {%- set keys = snapshot_key_list(unique_key) -%}
+    {%- set keys = spark_cdc.snapshot_key_list(unique_key) -%}
     with ordered as (
         select
             {{ keys | join(', ') }},
             {{ valid_from }} as window_start,
             case
-                when {{ snapshot_test_is_open(valid_to, valid_to_current) }} then null
+                when {{ spark_cdc.snapshot_test_is_open(valid_to, valid_to_current) }} then null
                 else {{ valid_to }}
             end as window_end,
             lead({{ valid_from }}) over (
