@@ -15,7 +15,7 @@ from spark_cdc.generators.change_events import SCHEMA, StreamSpec, write_stream
 from spark_cdc.main_job import CHANGE_EVENT_TABLES
 
 SELECT = ["--select", "stg_change_events__customers+", "stg_change_events__customers_initial+"]
-FEED = "landing.customer_change_events"
+FEED = "landing.customers_change_events"
 HISTORY = "spark_cdc.change_events__customers_history"
 CURRENT = "spark_cdc.change_events__customers_current"
 
@@ -57,7 +57,7 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     for table in CHANGE_EVENT_TABLES:
         spark.sql(f"drop table if exists {table}")
     land_initial_rows(
-        spark, "landing.customer_initial_rows", folder / "initial_state.jsonl", SCHEMA
+        spark, "landing.customers_initial_rows", folder / "initial_state.jsonl", SCHEMA
     )
     files = sorted((folder / "batches").glob("batch-*.jsonl"))
     for delivery in (files[:2], files[2:4], files[4:]):

@@ -18,7 +18,7 @@ from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.main_job import CHANGE_EVENT_MODELS, CHANGE_EVENT_TABLES
 
 SCHEMA = "spark_cdc"
-FEED = "landing.customer_change_events"
+FEED = "landing.customers_change_events"
 
 
 @pytest.fixture
@@ -52,25 +52,25 @@ def test_a_deeply_nested_line_is_quarantined_and_every_other_type_gets_its_silve
         json.dumps({"event_type": "view", "page": "home"}),
     ]
     (batch / "part-00000.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    variables = json.dumps({"schema_drift_landing_root": str(tmp_path)})
-    dbt("build", "--select", "stg_schema_drift__raw_events+", "--vars", variables)
+    variables = json.dumps({"schema_drift_landing_roots": {"events": str(tmp_path)}})
+    dbt("build", "--select", "stg_schema_drift__events+", "--vars", variables)
 
-    bronze = spark.table(f"{schema}.int_schema_drift__bronze_events")
+    bronze = spark.table(f"{schema}.int_schema_drift__events_bronze")
     errors = {row.parse_error for row in bronze.collect()}
     assert bronze.count() == 4 and errors == {None, "malformed_json"}  # 5,000 levels: refused
-    registry = spark.table(f"{schema}.schema_drift__schema_registry").where("event_type = 'deep'")
+    registry = spark.table(f"{schema}.schema_drift__events_registry").where("event_type = 'deep'")
     assert [(r.status, r.conflict_reason) for r in registry.collect()] == [
         ("conflict", "too_deep:500>32")
     ]
-    quarantine = spark.table(f"{schema}.schema_drift__quarantine")
+    quarantine = spark.table(f"{schema}.schema_drift__events_quarantine")
     reasons = sorted(r.quarantine_reason for r in quarantine.collect())
     assert reasons == ["malformed_json", "too_deep:500>32"]
     for event_type in ("click", "view"):
-        assert spark.table(f"{schema}.schema_drift_silver__{event_type}").count() == 1
-    summary = spark.table(f"{schema}.schema_drift__run_summary")
+        assert spark.table(f"{schema}.schema_drift_silver__events__{event_type}").count() == 1
+    summary = spark.table(f"{schema}.schema_drift__events_run_summary")
     assert summary.where("event_type in ('click', 'view', 'deep')").count() == 3
     # The next run is not stuck on the line: nothing new, nothing fails.
-    dbt("build", "--select", "stg_schema_drift__raw_events+", "--vars", variables)
+    dbt("build", "--select", "stg_schema_drift__events+", "--vars", variables)
 
 
 # --- finding 6: one unparseable event_ts in a landed batch -------------------------------------
@@ -96,7 +96,7 @@ def test_an_unparseable_event_ts_lands_and_is_quarantined_while_the_batch_applie
     assert row._landing_error == "invalid_event_ts" and '"not-a-time"' in row._raw_record
 
     land_initial_rows(
-        spark, "landing.customer_initial_rows", tmp_path / "initial_state.jsonl", TARGET
+        spark, "landing.customers_initial_rows", tmp_path / "initial_state.jsonl", TARGET
     )
     dbt("build", "--select", *CHANGE_EVENT_MODELS)
     quarantine = spark.table(f"{SCHEMA}.change_events__customers_quarantine").collect()

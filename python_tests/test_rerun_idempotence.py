@@ -95,14 +95,14 @@ def test_hash_cdc_on_one_date(spark, dbt, tmp_path):
 
 def test_change_events_after_one_landing(spark, dbt, tmp_path):
     write_stream(StreamSpec(initial_rows=100, events=1_000, batches=3, seed=9), tmp_path, False)
-    for table in ("landing.customer_change_events", "landing.customer_initial_rows"):
+    for table in ("landing.customers_change_events", "landing.customers_initial_rows"):
         spark.sql(f"drop table if exists {table}")
     land_initial_rows(
-        spark, "landing.customer_initial_rows", tmp_path / "initial_state.jsonl", TARGET
+        spark, "landing.customers_initial_rows", tmp_path / "initial_state.jsonl", TARGET
     )
     land_batch_files(
         spark,
-        "landing.customer_change_events",
+        "landing.customers_change_events",
         sorted((tmp_path / "batches").glob("batch-*.jsonl")),
     )
 
@@ -120,7 +120,7 @@ def test_change_events_after_one_landing(spark, dbt, tmp_path):
 
 def test_schema_drift_with_no_new_file(spark, dbt, tmp_path):
     write_batches(tmp_path, JsonEventSpec(events=3_000, event_types=4, batches=2, seed=4), 1, False)
-    variables = json.dumps({"schema_drift_landing_root": str(tmp_path)})
+    variables = json.dumps({"schema_drift_landing_roots": {"events": str(tmp_path)}})
 
     def build():
         dbt("build", "--select", *SCHEMA_DRIFT_MODELS, "--vars", variables)
@@ -130,5 +130,5 @@ def test_schema_drift_with_no_new_file(spark, dbt, tmp_path):
 
     _twice(spark, build, tables)
     assert os.environ["SPARK_CDC_SCHEMA"] == SCHEMA
-    assert any("schema_drift_silver__" in t for t in tables())
+    assert any("schema_drift_silver__events__" in t for t in tables())
     assert Path(tmp_path, "manifest.json").exists()

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-SELECT = ["--select", "stg_schema_drift__raw_events+"]
+SELECT = ["--select", "stg_schema_drift__events+"]
 SCHEMA = "spark_cdc"
-PREFIX = f"{SCHEMA}.schema_drift_silver__"
+PREFIX = f"{SCHEMA}.schema_drift_silver__events__"
 TALK = f"{PREFIX}1_1_b05e2447"  # "1.1" is not [a-z0-9_]+: sanitized name + hash prefix
 
 BATCHES = [
@@ -60,12 +60,16 @@ def _rows(spark, table, *columns: str) -> set[tuple]:
 
 
 def _registry(spark) -> set[tuple]:
-    frame = spark.table(f"{SCHEMA}.schema_drift__schema_registry")
+    frame = spark.table(f"{SCHEMA}.schema_drift__events_registry")
     return {tuple(row) for row in frame.drop("registered_at", "process_id").collect()}
 
 
 def _silver(spark) -> dict[str, Counter]:
-    tables = [t.name for t in spark.catalog.listTables(SCHEMA) if "schema_drift_silver__" in t.name]
+    tables = [
+        t.name
+        for t in spark.catalog.listTables(SCHEMA)
+        if "schema_drift_silver__events__" in t.name
+    ]
     return {
         name: Counter(
             tuple(sorted((k, repr(v)) for k, v in row.asDict().items()))
@@ -82,7 +86,7 @@ def built(spark, dbt):
     dbt("build", *SELECT)
     first = {
         "talk_columns": spark.table(TALK).columns,
-        "registry": spark.table(f"{SCHEMA}.schema_drift__schema_registry").collect(),
+        "registry": spark.table(f"{SCHEMA}.schema_drift__events_registry").collect(),
     }
     _land(2)
     dbt("build", *SELECT)
@@ -92,7 +96,7 @@ def built(spark, dbt):
 def test_talk_example_new_attribute_gives_version_two_and_a_boolean_column(spark, built):
     assert [r.schema_version for r in built["registry"] if r.event_type == "1.1"] == [1]
     assert "has_plugins" not in built["talk_columns"]
-    registry = spark.table(f"{SCHEMA}.schema_drift__schema_registry").where("event_type = '1.1'")
+    registry = spark.table(f"{SCHEMA}.schema_drift__events_registry").where("event_type = '1.1'")
     versions = sorted((r.schema_version, r.variation_signature) for r in registry.collect())
     assert versions == [
         (1, "OBJECT<event_type: STRING, user_agent: STRING>"),
@@ -118,18 +122,20 @@ def test_nested_objects_flatten_and_arrays_of_objects_stay_arrays(spark, built):
         (3.0, "linux", None, ((None, "a"),)),
         (3.5, "ios", 390, ((2, "b"), (None, "c"))),
     }
-    loads = spark.table(f"{SCHEMA}.schema_drift__silver_loads").where("event_type = 'purchase'")
+    loads = spark.table(f"{SCHEMA}.schema_drift__events_silver_loads").where(
+        "event_type = 'purchase'"
+    )
     assert sorted(r.write_mode for r in loads.collect()) == ["create", "rebuild"]
 
 
 def test_new_event_type_mid_run_gets_its_table(spark, built):
     assert _rows(spark, f"{PREFIX}signup", "event_type", "email") == {("signup", "a@example.com")}
-    registry = spark.table(f"{SCHEMA}.schema_drift__schema_registry").where("event_type = 'signup'")
+    registry = spark.table(f"{SCHEMA}.schema_drift__events_registry").where("event_type = 'signup'")
     assert [(r.schema_version, r.first_load_seq) for r in registry.collect()] == [(1, 2)]
 
 
 def test_conflicts_and_malformed_lines_are_quarantined_with_reasons(spark, built):
-    quarantine = spark.table(f"{SCHEMA}.schema_drift__quarantine")
+    quarantine = spark.table(f"{SCHEMA}.schema_drift__events_quarantine")
     found = {
         tuple(r) for r in quarantine.select("load_seq", "event_type", "quarantine_reason").collect()
     }
@@ -141,7 +147,7 @@ def test_conflicts_and_malformed_lines_are_quarantined_with_reasons(spark, built
         (2, None, "missing_event_type"),
         (2, "purchase", f"type_conflict:$.device:{device}->string"),
     }
-    bronze = spark.table(f"{SCHEMA}.int_schema_drift__bronze_events")
+    bronze = spark.table(f"{SCHEMA}.int_schema_drift__events_bronze")
     assert bronze.count() == sum(len(batch) for batch in BATCHES[:2])
     flagged = bronze.where("has_parse_error").select("payload", "parse_error").collect()
     assert ("{not json", "malformed_json") in {tuple(row) for row in flagged}
@@ -157,7 +163,7 @@ def test_run_summary_reconciles_per_event_type_and_load(spark, built):
             r.new_variations,
             r.schema_version,
         )
-        for r in spark.table(f"{SCHEMA}.schema_drift__run_summary").collect()
+        for r in spark.table(f"{SCHEMA}.schema_drift__events_run_summary").collect()
     }
     assert summary == {
         ("1.1", 1): (2, 2, 0, 0, 1, 1),
@@ -174,14 +180,14 @@ def test_rerun_without_new_files_changes_nothing_then_appends_and_full_refresh_a
     spark, dbt, built
 ):
     registry, silver = _registry(spark), _silver(spark)
-    loads = spark.table(f"{SCHEMA}.schema_drift__silver_loads").count()
+    loads = spark.table(f"{SCHEMA}.schema_drift__events_silver_loads").count()
     dbt("build", *SELECT)
     assert _registry(spark) == registry and _silver(spark) == silver
-    assert spark.table(f"{SCHEMA}.schema_drift__silver_loads").count() == loads
+    assert spark.table(f"{SCHEMA}.schema_drift__events_silver_loads").count() == loads
 
     _land(3)
     dbt("build", *SELECT)
-    modes = spark.table(f"{SCHEMA}.schema_drift__silver_loads").where("to_load_seq = 3")
+    modes = spark.table(f"{SCHEMA}.schema_drift__events_silver_loads").where("to_load_seq = 3")
     assert sorted((r.event_type, r.write_mode, r.events_written) for r in modes.collect()) == [
         ("1.1", "append", 1),
         ("signup", "append", 1),

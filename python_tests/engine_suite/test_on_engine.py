@@ -101,13 +101,20 @@ def test_change_event_models_after_a_landing(dbt, query, tmp_path, capsys):
 
     spec = StreamSpec(initial_rows=200, events=2_000, batches=3, seed=3)
     manifest = write_stream(spec, tmp_path, False)
-    land = ["land-change-events", str(tmp_path), "--initial-table", "landing.customer_initial_rows"]
+    land = [
+        "land-change-events",
+        str(tmp_path),
+        "--table",
+        "landing.customers_change_events",
+        "--initial-table",
+        "landing.customers_initial_rows",
+    ]
     if SQL_ONLY:
         # The landing writes tables with Spark code: a SQL-only target says so, lands nothing.
         assert main(land) == 2
         assert "runs SQL only: this command needs a Spark session" in capsys.readouterr().err
         return
-    for table in ("landing.customer_change_events", "landing.customer_initial_rows"):
+    for table in ("landing.customers_change_events", "landing.customers_initial_rows"):
         query(f"drop table if exists {table}")
     for table in (
         "int_change_events__customers_ledger",

@@ -1,29 +1,70 @@
 """Persisted DataFrames by named slot: persisting into a slot releases its previous frame.
 
 Library functions return lazy DataFrames (a dbt Python model hands them to dbt to write), so
-they cannot unpersist what they cached; a slot bounds that cache to one frame per purpose."""
+they cannot unpersist what they cached; a slot bounds that cache to one frame per purpose.
+Slots live in a scope: the dbt adapter runs each Python model in a scope of its own (named after
+the model) and releases it once the model's table is written, so models running side by side
+(``threads: 4``) never release or reuse each other's frames. Outside a scope (library calls,
+benchmarks) slots are shared by the process.
+"""
 
 from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
-_SLOTS: dict[str, DataFrame] = {}
+_SLOTS: dict[tuple[str, str], DataFrame] = {}
+_LOCK = threading.Lock()
+_SCOPE: ContextVar[str] = ContextVar("spark_cdc_cache_scope", default="")
+
+
+def _take(key: tuple[str, str]) -> DataFrame | None:
+    with _LOCK:
+        return _SLOTS.pop(key, None)
 
 
 def keep(frame: DataFrame, slot: str) -> DataFrame:
-    """``frame`` persisted in ``slot``: in memory as column batches, not serialized (memory is
-    what a small machine has; serializing every batch cost a third of the time), spilling to
-    disk."""
-    previous = _SLOTS.pop(slot, None)
+    """``frame`` persisted in ``slot`` of the current scope: in memory as column batches, not
+    serialized (memory is what a small machine has; serializing every batch cost a third of the
+    time), spilling to disk."""
+    key = (_SCOPE.get(), slot)
+    previous = _take(key)
     if previous is not None:
         previous.unpersist()
-    _SLOTS[slot] = frame.persist(StorageLevel.MEMORY_AND_DISK_DESER)
+    persisted = frame.persist(StorageLevel.MEMORY_AND_DISK_DESER)
+    with _LOCK:
+        _SLOTS[key] = persisted
     return frame
 
 
 def release(slot: str) -> None:
-    """Unpersist the frame held in ``slot``, if any."""
-    previous = _SLOTS.pop(slot, None)
+    """Unpersist the frame held in ``slot`` of the current scope, if any."""
+    previous = _take((_SCOPE.get(), slot))
     if previous is not None:
         previous.unpersist()
+
+
+def held_slots() -> list[tuple[str, str]]:
+    """(scope, slot) of every frame held now."""
+    with _LOCK:
+        return sorted(_SLOTS)
+
+
+@contextmanager
+def scope(name: str) -> Iterator[None]:
+    """Slots of ``name``: released when the block ends (the model's table is written)."""
+    token = _SCOPE.set(name)
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+        with _LOCK:
+            mine = [key for key in _SLOTS if key[0] == name]
+            frames = [_SLOTS.pop(key) for key in mine]
+        for frame in frames:
+            frame.unpersist()

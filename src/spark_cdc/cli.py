@@ -11,6 +11,7 @@ from typing import Any
 from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.generators.extracts import ExtractSpec, GeneratorError, generate_extracts
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
+from spark_cdc.scaffold.cli import add_parser
 
 POSITIONAL = (
     ("initial_records", int),
@@ -132,26 +133,48 @@ def _run_stream(args: argparse.Namespace) -> int:
 def _land_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "land-change-events",
-        help="land a generated stream's batches in the feed table (as an ingestion would)",
+        help="land batch files of change events in a source's feed table (as an ingestion would)",
         description=(
-            "Append batch files of a generate-change-events OUTPUT folder to the feed table, "
-            "each as the next _batch_id, and (with --initial-table) replace the existing-rows "
-            "table with its initial_state.jsonl. Writes through the profile's target "
-            "(SPARK_CDC_TARGET), as dbt does."
+            "Append the batch files STREAM/batches/batch-*.jsonl to the feed table, each as the "
+            "next _batch_id: change events (generate-change-events format), or with --debezium "
+            "Debezium messages (generate-debezium-events). With --initial-table, replace the "
+            "existing-rows table with STREAM/initial_state.jsonl. Writes through the profile's "
+            "target (SPARK_CDC_TARGET), as dbt does."
         ),
     )
-    parser.add_argument("stream", type=Path, help="a generate-change-events output folder")
-    parser.add_argument("--table", default="landing.customer_change_events")
-    parser.add_argument("--initial-table", default=None, help="e.g. landing.customer_initial_rows")
+    parser.add_argument("stream", type=Path, help="a folder with batches/batch-*.jsonl")
+    parser.add_argument("--table", required=True, help="e.g. landing.orders_change_events")
+    parser.add_argument("--debezium", action="store_true", help="the files hold Debezium messages")
+    parser.add_argument("--initial-table", default=None, help="e.g. landing.orders_initial_rows")
+    parser.add_argument(
+        "--column",
+        action="append",
+        default=[],
+        help="name:type of the existing rows (repeat; default: a generate-change-events stream's)",
+    )
+    parser.add_argument("--key", action="append", default=[], help="key of the existing rows")
     parser.add_argument(
         "--batches", default=None, help="a Python-style slice of the batch files, e.g. 0:3"
     )
     parser.set_defaults(handler=_run_land)
 
 
-def _run_land(args: argparse.Namespace) -> int:
-    from spark_cdc.change_events.landing import land_batch_files, land_initial_rows
+def _initial_schema(args: argparse.Namespace) -> Any:
+    from spark_cdc.change_events.model import TargetSchema
     from spark_cdc.generators.change_events import SCHEMA
+    from spark_cdc.scaffold.names import columns
+
+    if not args.column:
+        return SCHEMA
+    return TargetSchema(columns(args.column, "--column"), tuple(args.key))
+
+
+def _run_land(args: argparse.Namespace) -> int:
+    from spark_cdc.change_events.landing import (
+        land_batch_files,
+        land_debezium_files,
+        land_initial_rows,
+    )
     from spark_cdc.targets import session_for
 
     stream = args.stream.resolve()  # Spark resolves relative paths from its own directory
@@ -161,21 +184,51 @@ def _run_land(args: argparse.Namespace) -> int:
     if args.batches:
         start, _, stop = args.batches.partition(":")
         files = files[slice(int(start) if start else None, int(stop) if stop else None)]
+    schema = _initial_schema(args)
     spark = session_for()
     if args.initial_table:
-        rows = land_initial_rows(spark, args.initial_table, stream / "initial_state.jsonl", SCHEMA)
+        rows = land_initial_rows(spark, args.initial_table, stream / "initial_state.jsonl", schema)
         print(f"{args.initial_table}: {rows} existing rows")
-    landed = land_batch_files(spark, args.table, files)
+    land = land_debezium_files if args.debezium else land_batch_files
+    landed = land(spark, args.table, files)
     if not landed:
         print(f"{args.table}: no batch file selected, nothing landed")
         return 0
-    errors = (
-        spark.table(args.table)
-        .where(f"_batch_id >= {landed[0]} and _landing_error is not null")
-        .count()
-    )
-    note = f" ({errors} unreadable lines kept with their reason)" if errors else ""
+    note = ""
+    if not args.debezium:
+        errors = (
+            spark.table(args.table)
+            .where(f"_batch_id >= {landed[0]} and _landing_error is not null")
+            .count()
+        )
+        note = f" ({errors} unreadable lines kept with their reason)" if errors else ""
     print(f"{args.table}: landed {len(landed)} batches as _batch_id {landed[0]}-{landed[-1]}{note}")
+    return 0
+
+
+def _debezium_parser(commands: argparse._SubParsersAction) -> None:
+    from spark_cdc.generators.debezium import DebeziumSpec
+
+    parser = commands.add_parser(
+        "generate-debezium-events",
+        help="Debezium messages of a composite-key table, with their expected final state",
+        description=(
+            "Write batches/batch-NNNNN.jsonl (Debezium messages, delivery order), "
+            "expected_state.jsonl (plain-Python reference) and manifest.json into OUTPUT."
+        ),
+    )
+    parser.add_argument("output", type=Path)
+    _spec_options(parser, DebeziumSpec())
+    parser.set_defaults(handler=_run_debezium)
+
+
+def _run_debezium(args: argparse.Namespace) -> int:
+    from spark_cdc.generators.debezium import DebeziumSpec, write_debezium_stream
+
+    if args.accounts < 1 or args.events < 0 or args.batches < 1:
+        raise GeneratorError("accounts >= 1, events >= 0, batches >= 1")
+    manifest = write_debezium_stream(_spec_from(args, DebeziumSpec), args.output)
+    print(json.dumps(manifest))
     return 0
 
 
@@ -312,10 +365,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     _extract_parser(commands)
     _stream_parser(commands)
+    _debezium_parser(commands)
     _land_parser(commands)
     _json_events_parser(commands)
     _sql_parser(commands)
     _engine_parser(commands)
+    add_parser(commands)
     return parser
 
 
@@ -327,9 +382,11 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from spark_cdc.hash_cdc.config import ConfigError
     from spark_cdc.home_lock import HomeInUseError
     from spark_cdc.master_check import MasterUnavailableError
+    from spark_cdc.scaffold.names import AddError
     from spark_cdc.targets import TargetError
 
     return (
+        AddError,
         GeneratorError,
         InitialRowsError,
         ChangeEventConfigError,

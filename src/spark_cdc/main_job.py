@@ -15,45 +15,80 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from spark_cdc.change_events.landing import land_batch_files, land_initial_rows
+from spark_cdc.change_events.landing import (
+    land_batch_files,
+    land_debezium_files,
+    land_initial_rows,
+)
 from spark_cdc.dbt_invoke import last_invocation_id, node_statuses, project_root, run_dbt
 from spark_cdc.generators.change_events import SCHEMA as CHANGE_EVENT_SCHEMA
 from spark_cdc.generators.change_events import StreamSpec, write_stream
-from spark_cdc.generators.extracts import article_example, generate_extracts
+from spark_cdc.generators.debezium import SCHEMA as DEBEZIUM_SCHEMA
+from spark_cdc.generators.debezium import DebeziumSpec, write_debezium_stream
+from spark_cdc.generators.extracts import ExtractSpec, article_example, generate_extracts
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
 from spark_cdc.runtime import default_home
 from spark_cdc.targets import session_for
 
 SCHEMA = "spark_cdc"
 HASH_CDC_DATES = ("2019-06-18", "2019-06-19", "2019-06-20")
+# The demo's sources (scripts/demo_sources.sh): two hash-CDC datasets, two change-event sources
+# (events with existing rows; Debezium messages with a composite key), one JSON feed.
+HASH_CDC_DATASETS = ("synthetic", "inventory")
 HASH_CDC_TABLES = (
-    "spark_cdc.stg_hash_cdc__synthetic",
-    "spark_cdc.hash_cdc__synthetic_current",
-    "spark_cdc.hash_cdc__synthetic_history",
-    "spark_cdc.hash_cdc__synthetic_quarantine",
-    "spark_cdc.hash_cdc__synthetic_run_summary",
+    *(
+        f"spark_cdc.{model}"
+        for d in HASH_CDC_DATASETS
+        for model in (
+            f"stg_hash_cdc__{d}",
+            f"hash_cdc__{d}_current",
+            f"hash_cdc__{d}_history",
+            f"hash_cdc__{d}_quarantine",
+            f"hash_cdc__{d}_run_summary",
+        )
+    ),
     "spark_cdc_restricted.hash_cdc__synthetic_sensitive",
 )
+HASH_CDC_MODELS = [f"stg_hash_cdc__{d}+" for d in HASH_CDC_DATASETS]
+CHANGE_EVENT_SOURCES = ("customers", "accounts")
 CHANGE_EVENT_TABLES = (
-    "landing.customer_change_events",
-    "landing.customer_initial_rows",
-    "spark_cdc.int_change_events__customers_ledger",
-    "spark_cdc.change_events__customers_history",
-    "spark_cdc.change_events__customers_current",
-    "spark_cdc.change_events__customers_quarantine",
-    "spark_cdc.change_events__customers_run_summary",
+    "landing.customers_initial_rows",
+    *(
+        table
+        for source in CHANGE_EVENT_SOURCES
+        for table in (
+            f"landing.{source}_change_events",
+            f"spark_cdc.int_change_events__{source}_ledger",
+            f"spark_cdc.change_events__{source}_history",
+            f"spark_cdc.change_events__{source}_current",
+            f"spark_cdc.change_events__{source}_quarantine",
+            f"spark_cdc.change_events__{source}_run_summary",
+        )
+    ),
 )
-CHANGE_EVENT_MODELS = ["stg_change_events__customers+", "stg_change_events__customers_initial+"]
+CHANGE_EVENT_MODELS = [
+    "stg_change_events__customers+",
+    "stg_change_events__customers_initial+",
+    "stg_change_events__accounts+",
+]
+# Batches of each source landed by each of the three deliveries.
+CHANGE_EVENT_DELIVERIES = (
+    {"customers": slice(0, 3), "accounts": slice(0, 2)},
+    {"customers": slice(3, 6), "accounts": slice(2, 4)},
+    {"customers": slice(6, 9), "accounts": slice(4, 6)},
+)
 SCHEMA_DRIFT_TABLES = (
-    "landing.raw_events",
-    "spark_cdc.int_schema_drift__bronze_events",
-    "spark_cdc.schema_drift__schema_registry",
-    "spark_cdc.schema_drift__silver_loads",
-    "spark_cdc.schema_drift__quarantine",
-    "spark_cdc.schema_drift__run_summary",
+    "landing.events_json_lines",
+    "spark_cdc.int_schema_drift__events_bronze",
+    "spark_cdc.schema_drift__events_registry",
+    "spark_cdc.schema_drift__events_silver_loads",
+    "spark_cdc.schema_drift__events_quarantine",
+    "spark_cdc.schema_drift__events_run_summary",
 )
-SCHEMA_DRIFT_MODELS = ["stg_schema_drift__raw_events+"]
-SILVER_PREFIX = "schema_drift_silver__"
+SCHEMA_DRIFT_MODELS = ["stg_schema_drift__events+"]
+SILVER_PREFIX = "schema_drift_silver__events__"
+# Sources of one kind are built side by side.
+THREADS = ["--threads", "4"]
 EXAMPLE_SNAPSHOTS = (
     "customers_ts_ignore",
     "customers_ts_invalidate",
@@ -92,101 +127,160 @@ def _snapshot_day(spark, day: int) -> str:
 
 
 def _generate_extracts() -> str:
-    """Three daily full extracts: 10,000 rows, then 20% deleted, 40% updated, 40% unchanged."""
+    """Three daily full extracts per dataset: synthetic (CSV, the article's example: 10,000
+    rows, then 20% deleted, 40% updated, 40% unchanged) and inventory (Parquet, 5,000 rows, 2
+    key columns, then 10% replaced, 30% updated)."""
     landing = default_home() / "landing"
-    spec = article_example(
-        tuple(landing / "synthetic" / date for date in HASH_CDC_DATES), seed=2019
-    )
-    manifests = generate_extracts(spec, show_progress=False)
-    return "; ".join(
-        f"{date}: {', '.join(f'{k}={v}' for k, v in m.items())}"
-        for date, m in zip(HASH_CDC_DATES, manifests, strict=True)
-    )
+    specs = {
+        "synthetic": article_example(
+            tuple(landing / "synthetic" / date for date in HASH_CDC_DATES), seed=2019
+        ),
+        "inventory": ExtractSpec(
+            5_000,
+            5_000,
+            2,
+            3,
+            0.1,
+            0.3,
+            0.6,
+            tuple(landing / "inventory" / date for date in HASH_CDC_DATES),
+            file_format="parquet",
+            seed=7,
+        ),
+    }
+    lines = []
+    for dataset, spec in specs.items():
+        manifests = generate_extracts(spec, show_progress=False)
+        lines += [
+            f"{dataset} {date}: {', '.join(f'{k}={v}' for k, v in m.items())}"
+            for date, m in zip(HASH_CDC_DATES, manifests, strict=True)
+        ]
+    return "\n      ".join(lines)
 
 
 def _hash_cdc_day(spark, date: str) -> str:
-    """dbt build of the hash-CDC models for one effective date; the run's summary row."""
-    run_dbt(
-        [
-            "build",
-            "--select",
-            "stg_hash_cdc__synthetic+",
-            "--vars",
-            json.dumps({"hash_cdc_effective_date": date}),
-        ]
-    )
-    row = spark.sql(
-        f"select * from {SCHEMA}.hash_cdc__synthetic_run_summary where eff_date = '{date}'"
-    ).first()
-    return (
-        f"{date}: in={row.rows_in} applied={row.valid_rows} quarantined={row.quarantined_rows} "
-        f"I={row.inserted} U={row.updated} D={row.deleted} X={row.not_supplied} "
-        f"N={row.unchanged}"
-    )
+    """dbt build of both datasets' models for one effective date; each run's summary row."""
+    variables = json.dumps({"hash_cdc_effective_date": date})
+    run_dbt(["build", "--select", *HASH_CDC_MODELS, "--vars", variables, *THREADS])
+    lines = []
+    for dataset in HASH_CDC_DATASETS:
+        row = spark.sql(
+            f"select * from {SCHEMA}.hash_cdc__{dataset}_run_summary where eff_date = '{date}'"
+        ).first()
+        lines.append(
+            f"{dataset} {date}: in={row.rows_in} applied={row.valid_rows} "
+            f"quarantined={row.quarantined_rows} I={row.inserted} U={row.updated} "
+            f"D={row.deleted} X={row.not_supplied} N={row.unchanged}"
+        )
+    return "\n      ".join(lines)
 
 
-def _change_event_stream() -> str:
-    """A customer-balance change-event stream: 2,000 rows, 20,000 events in 9 batches."""
-    folder = default_home() / "landing" / "change_events" / "customers"
+def _change_event_folder(source: str) -> Path:
+    return default_home() / "landing" / "change_events" / source
+
+
+def _change_event_streams() -> str:
+    """customers: 2,000 rows, 20,000 events in 9 batches; accounts: Debezium messages of 300
+    composite-key rows, 3,000 changes in 6 batches."""
     spec = StreamSpec(initial_rows=2_000, events=20_000, batches=9, seed=2026)
-    manifest = write_stream(spec, folder, show_progress=False)
-    return ", ".join(f"{k}={v}" for k, v in manifest.items())
+    events = write_stream(spec, _change_event_folder("customers"), show_progress=False)
+    messages = write_debezium_stream(
+        DebeziumSpec(accounts=300, events=3_000, batches=6, seed=2026),
+        _change_event_folder("accounts"),
+    )
+    return (
+        f"customers: {', '.join(f'{k}={v}' for k, v in events.items())}\n      "
+        f"accounts: {', '.join(f'{k}={v}' for k, v in messages.items())}"
+    )
 
 
-def _change_event_delivery(spark, batches: slice) -> str:
-    """Land some batches of the stream (the first call: the existing rows too), dbt build."""
-    folder = default_home() / "landing" / "change_events" / "customers"
-    if batches.start == 0:
+def _change_event_delivery(spark, delivery: dict[str, slice]) -> str:
+    """Land some batches of each source (the first time: customers' existing rows too), then
+    one dbt build of both sources."""
+    customers, accounts = _change_event_folder("customers"), _change_event_folder("accounts")
+    if delivery["customers"].start == 0:
         land_initial_rows(
             spark,
-            "landing.customer_initial_rows",
-            folder / "initial_state.jsonl",
+            "landing.customers_initial_rows",
+            customers / "initial_state.jsonl",
             CHANGE_EVENT_SCHEMA,
         )
-    files = sorted((folder / "batches").glob("batch-*.jsonl"))[batches]
-    landed = land_batch_files(spark, "landing.customer_change_events", files)
-    run_dbt(["build", "--select", *CHANGE_EVENT_MODELS])
-    row = spark.sql(
-        f"select * from {SCHEMA}.change_events__customers_run_summary "
-        f"where process_id = '{last_invocation_id()}'"
-    ).first()
-    current = spark.table(f"{SCHEMA}.change_events__customers_current").count()
-    return (
-        f"batches {landed[0]}-{landed[-1]}: in={row.events_in} applied={row.applied} "
-        f"duplicates={row.duplicates} quarantined={row.quarantined} "
-        f"versions={row.versions_written} ambiguous={row.ambiguous_versions}; "
-        f"current rows={current}"
-    )
+
+    def batch_files(folder: Path, part: slice) -> list[Path]:
+        return sorted((folder / "batches").glob("batch-*.jsonl"))[part]
+
+    landed = {
+        "customers": land_batch_files(
+            spark,
+            "landing.customers_change_events",
+            batch_files(customers, delivery["customers"]),
+        ),
+        "accounts": land_debezium_files(
+            spark,
+            "landing.accounts_change_events",
+            batch_files(accounts, delivery["accounts"]),
+        ),
+    }
+    run_dbt(["build", "--select", *CHANGE_EVENT_MODELS, *THREADS])
+    lines = []
+    for source in CHANGE_EVENT_SOURCES:
+        row = spark.sql(
+            f"select * from {SCHEMA}.change_events__{source}_run_summary "
+            f"where process_id = '{last_invocation_id()}'"
+        ).first()
+        current = spark.table(f"{SCHEMA}.change_events__{source}_current").count()
+        batches = landed[source]
+        lines.append(
+            f"{source} batches {batches[0]}-{batches[-1]}: in={row.events_in} "
+            f"applied={row.applied} duplicates={row.duplicates} quarantined={row.quarantined} "
+            f"versions={row.versions_written} ambiguous={row.ambiguous_versions}; "
+            f"current rows={current}"
+        )
+    return "\n      ".join(lines)
 
 
-def _change_event_check(spark) -> str:
-    """The current table against the stream's expected state, then a full refresh against both."""
-    folder = default_home() / "landing" / "change_events" / "customers"
-    expected = {
+def _expected_state(source: str, columns: tuple[str, ...]) -> set[tuple]:
+    path = _change_event_folder(source) / "expected_state.jsonl"
+    return {
         (
-            r["id"],
-            r["name"],
-            r["amount"],
+            *(r[c] for c in columns),
             datetime.fromisoformat(r["created_at"]),
             datetime.fromisoformat(r["updated_at"]),
             r["last_change_type"],
         )
-        for r in map(json.loads, (folder / "expected_state.jsonl").open())
+        for r in map(json.loads, path.open())
     }
 
-    def current() -> set[tuple]:
-        table = spark.table(f"{SCHEMA}.change_events__customers_current").drop("process_id")
-        return {tuple(r) for r in table.collect()}
+
+def _change_event_check(spark) -> str:
+    """Each current table against its stream's expected state, then a full refresh against
+    both."""
+    columns = {
+        "customers": tuple(CHANGE_EVENT_SCHEMA.columns),
+        "accounts": tuple(DEBEZIUM_SCHEMA.columns),
+    }
+    expected = {source: _expected_state(source, columns[source]) for source in columns}
+
+    def current() -> dict[str, set[tuple]]:
+        return {
+            source: {
+                tuple(r)
+                for r in spark.table(f"{SCHEMA}.change_events__{source}_current")
+                .select(*columns[source], "created_at", "updated_at", "last_change_type")
+                .collect()
+            }
+            for source in columns
+        }
 
     incremental = current()
-    run_dbt(["build", "--select", *CHANGE_EVENT_MODELS, "--full-refresh"])
+    run_dbt(["build", "--select", *CHANGE_EVENT_MODELS, "--full-refresh", *THREADS])
     rebuilt = current()
-    same = incremental == expected and rebuilt == incremental
-    if not same:
+    if incremental != expected or rebuilt != incremental:
         raise RuntimeError("change-event resolution does not match its reference")
+    sizes = ", ".join(f"{source} {len(rows)}" for source, rows in incremental.items())
     return (
-        f"{len(incremental)} current rows equal the plain-Python reference, and the full "
-        "refresh from all events gives the same table"
+        f"current rows ({sizes}) equal the plain-Python references, and the full refresh "
+        "from all events gives the same tables"
     )
 
 
@@ -212,14 +306,14 @@ def _schema_drift_delivery(spark, batch: int) -> str:
     shutil.copytree(generated / name, landing / name)
     run_dbt(["build", "--select", *SCHEMA_DRIFT_MODELS])
     rows = spark.sql(
-        f"select * from {SCHEMA}.schema_drift__run_summary "
-        f"where load_seq = (select max(load_seq) from {SCHEMA}.schema_drift__run_summary)"
+        f"select * from {SCHEMA}.schema_drift__events_run_summary "
+        f"where load_seq = (select max(load_seq) from {SCHEMA}.schema_drift__events_run_summary)"
     ).collect()
     total = {
         key: sum(getattr(r, key) for r in rows)
         for key in ("events_in", "parsed", "quarantined", "pending", "new_variations")
     }
-    loads = spark.table(f"{SCHEMA}.schema_drift__silver_loads").where(
+    loads = spark.table(f"{SCHEMA}.schema_drift__events_silver_loads").where(
         f"to_load_seq = {rows[0].load_seq}"
     )
     modes: dict[str, int] = {}
@@ -238,7 +332,7 @@ def _schema_drift_check(spark) -> str:
     """Counts against the generator's manifest, then a full refresh that must agree."""
     generated, _ = _schema_drift_folders()
     manifest = json.loads((generated / "manifest.json").read_text())
-    bronze = spark.table(f"{SCHEMA}.int_schema_drift__bronze_events")
+    bronze = spark.table(f"{SCHEMA}.int_schema_drift__events_bronze")
     malformed = bronze.where("parse_error = 'malformed_json'").count()
     if bronze.count() != sum(manifest["events_per_batch"]) or malformed != manifest["counts"].get(
         "malformed", 0
@@ -246,7 +340,7 @@ def _schema_drift_check(spark) -> str:
         raise RuntimeError("bronze does not hold every generated line")
 
     def state() -> tuple[set, dict]:
-        registry = spark.table(f"{SCHEMA}.schema_drift__schema_registry")
+        registry = spark.table(f"{SCHEMA}.schema_drift__events_registry")
         tables = [t.name for t in spark.catalog.listTables(SCHEMA) if SILVER_PREFIX in t.name]
         return (
             {tuple(r) for r in registry.drop("registered_at", "process_id").collect()},
@@ -257,7 +351,7 @@ def _schema_drift_check(spark) -> str:
     run_dbt(["build", "--select", *SCHEMA_DRIFT_MODELS, "--full-refresh"])
     if state() != incremental:
         raise RuntimeError("the full refresh of the registry and silver tables differs")
-    quarantine = spark.table(f"{SCHEMA}.schema_drift__quarantine")
+    quarantine = spark.table(f"{SCHEMA}.schema_drift__events_quarantine")
     conflicts = quarantine.where("quarantine_reason like 'type_conflict%'").count()
     return (
         f"bronze holds all {bronze.count()} lines ({malformed} malformed, as generated); "
@@ -293,11 +387,14 @@ def main() -> int:
     _step("generate extracts (spark-cdc generate-extracts)", _generate_extracts)
     for date in HASH_CDC_DATES:
         _step(f"hash CDC, effective date {date}", lambda date=date: _hash_cdc_day(spark, date))
-    _step("generate change events (spark-cdc generate-change-events)", _change_event_stream)
-    for part in (slice(0, 3), slice(3, 6), slice(6, 9)):
+    _step(
+        "generate change events (spark-cdc generate-change-events, generate-debezium-events)",
+        _change_event_streams,
+    )
+    for number, delivery in enumerate(CHANGE_EVENT_DELIVERIES, start=1):
         _step(
-            f"change events: land batches {part.start}-{part.stop - 1}, dbt build",
-            lambda part=part: _change_event_delivery(spark, part),
+            f"change events: delivery {number} of both sources, dbt build",
+            lambda delivery=delivery: _change_event_delivery(spark, delivery),
         )
     _step("change events: check, then --full-refresh", lambda: _change_event_check(spark))
     _step("generate JSON events (spark-cdc generate-json-events)", _json_events)

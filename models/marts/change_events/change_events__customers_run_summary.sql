@@ -1,39 +1,7 @@
--- One row per dbt run that took in customer balance events: what came in, what happened to it.
-with events as (
-    select
-        process_id,
-        min(_batch_id) as first_batch_id,
-        max(_batch_id) as last_batch_id,
-        count(distinct _batch_id) as batches,
-        count(*) as events_in,
-        count_if(status = 'applied') as applied,
-        count_if(status = 'duplicate') as duplicates,
-        count_if(status = 'quarantined') as quarantined,
-        count_if(quarantine_reason = 'too_late') as too_late
-    from {{ ref('int_change_events__customers_ledger') }}
-    group by process_id
-),
+{{ config(materialized='table') }}
 
-versions as (
-    select
-        process_id,
-        count(*) as versions_written,
-        count_if(is_ambiguous) as ambiguous_versions
-    from {{ ref('change_events__customers_history') }}
-    group by process_id
-)
-
-select
-    events.process_id,
-    events.first_batch_id,
-    events.last_batch_id,
-    events.batches,
-    events.events_in,
-    events.applied,
-    events.duplicates,
-    events.quarantined,
-    events.too_late,
-    coalesce(versions.versions_written, 0) as versions_written,
-    coalesce(versions.ambiguous_versions, 0) as ambiguous_versions
-from events
-left join versions on events.process_id = versions.process_id
+-- One row per dbt run that took in events of customers: what came in, what happened to it.
+{{ spark_cdc.change_events_run_summary(
+    ref('int_change_events__customers_ledger'),
+    ref('change_events__customers_history')
+) }}

@@ -1,8 +1,7 @@
-"""Stages 2-4 of hash CDC for the synthetic extract: the current state with operation and date,
-behind the run's guards (older date, zero-row or mass-deleting full extract)."""
+"""Stages 2-4 of hash CDC for synthetic: the current state with operation and date, behind the
+run's guards (older date, zero-row or mass-deleting full extract)."""
 
-from spark_cdc.hash_cdc.config import DatasetConfig
-from spark_cdc.hash_cdc.run import RunSettings, current_state, prepare_current_write
+from spark_cdc.dbt_models import hash_cdc
 
 
 def model(dbt, session):
@@ -14,9 +13,5 @@ def model(dbt, session):
         ],
     )
     meta = dbt.config.get("meta")
-    config = DatasetConfig.from_mapping("synthetic", meta["hash_cdc"])
-    run = RunSettings.from_meta(meta)
     staged = dbt.ref("stg_hash_cdc__synthetic")
-    current = current_state(session, staged, str(dbt.this), config, run)
-    prepare_current_write(session, run)
-    return current
+    return hash_cdc.current(dbt, session, meta, staged)

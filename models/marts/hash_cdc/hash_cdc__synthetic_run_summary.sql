@@ -1,80 +1,12 @@
 {{ config(
     materialized='incremental',
     incremental_strategy='insert_overwrite',
-    pre_hook="{{ hash_cdc_rewind('eff_date') }}",
+    pre_hook="{{ spark_cdc.hash_cdc_rewind('eff_date') }}",
     partition_by=['eff_date']
 ) }}
 
--- One row per effective date: rows in, applied, quarantined, the operations they made, and the
--- figures of the mass-delete guard.
-{%- set run_date = "to_date('" ~ var('hash_cdc_effective_date') ~ "')" %}
-
-with staged as (
-    select
-        count(*) as rows_in,
-        count_if(quarantine_reason is null) as valid_rows,
-        count_if(quarantine_reason is not null) as quarantined_rows,
-        count_if(quarantine_reason is not null and key_hash is null) as unidentified_rows
-    from {{ ref('stg_hash_cdc__synthetic') }}
-),
-
-supplied_keys as (
-    -- A key is held when the extract supplied it in quarantined rows only.
-    select
-        key_hash,
-        bool_and(quarantine_reason is not null) as is_held
-    from {{ ref('stg_hash_cdc__synthetic') }}
-    where key_hash is not null
-    group by key_hash
-),
-
-current_rows as (
-    select
-        current_state.operation,
-        current_state.eff_start_date,
-        coalesce(supplied_keys.is_held, false) as is_held,
-        supplied_keys.key_hash is null as is_missing
-    from {{ ref('hash_cdc__synthetic_current') }} as current_state
-    left join supplied_keys on current_state.key_hash = supplied_keys.key_hash
-),
-
-operations as (
-    select
-        count_if(operation = 'I' and eff_start_date = {{ run_date }}) as inserted,
-        count_if(operation = 'U' and eff_start_date = {{ run_date }}) as updated,
-        count_if(operation = 'D' and eff_start_date = {{ run_date }}) as deleted,
-        count_if(operation = 'X' and eff_start_date = {{ run_date }}) as not_supplied,
-        count_if(operation = 'N' and not is_held and not is_missing) as unchanged,
-        count_if(is_held) as held_keys,
-        -- Live keys a full extract lacked but did not delete (it had rows without a readable key).
-        count_if(is_missing and operation in ('I', 'U', 'N')) as deletes_deferred,
-        count_if(
-            (operation != 'D' and not (operation = 'I' and eff_start_date = {{ run_date }}))
-            or (operation = 'D' and eff_start_date = {{ run_date }})
-        ) as live_keys_before
-    from current_rows
-)
-
-select
-    staged.rows_in,
-    staged.valid_rows,
-    staged.quarantined_rows,
-    staged.unidentified_rows,
-    operations.inserted,
-    operations.updated,
-    operations.deleted,
-    operations.not_supplied,
-    operations.unchanged,
-    operations.held_keys,
-    operations.deletes_deferred,
-    operations.live_keys_before,
-    case
-        when operations.live_keys_before > 0
-            then round(operations.deleted / operations.live_keys_before, 4)
-        else 0
-    end as delete_fraction,
-    {{ 'true' if var('hash_cdc_allow_mass_delete', false) | string | lower == 'true' else 'false' }}
-        as mass_delete_allowed,
-    {{ run_date }} as eff_date
-from staged
-cross join operations
+-- One row per effective date of synthetic: rows in, applied, quarantined, operations, guard.
+{{ spark_cdc.hash_cdc_run_summary(
+    ref('stg_hash_cdc__synthetic'),
+    ref('hash_cdc__synthetic_current')
+) }}

@@ -1,4 +1,4 @@
--- The landed change-event feed of the customer balances source, as delivered.
+-- The landed change-event feed of customers, as delivered.
 select
     change_type,
     event_ts,
@@ -12,4 +12,4 @@ select
     _source_file,
     _landing_error,
     _raw_record
-from {{ source('cdc_landing', 'customer_change_events') }}
+from {{ source('change_events__customers', 'events') }}

@@ -100,11 +100,29 @@ def _ensure_schema(spark: SparkSession, table: str) -> None:
 def land_batch_files(spark: SparkSession, table: str, files: Sequence[Path | str]) -> list[int]:
     """Append each JSON-lines batch file (generators.change_events format) as the next batch,
     all in one Delta commit (a killed landing lands nothing)."""
+    return _land(spark, table, [read_batch_file(spark, path) for path in files])
+
+
+def read_debezium_file(spark: SparkSession, path: Path | str) -> DataFrame:
+    """The messages of one Debezium JSON-lines file: one row per non-blank line, as delivered
+    in ``value`` (read and checked later, by change_events.debezium in the source's ledger)."""
+    lines = spark.read.text(str(path)).where(F.trim(F.col("value")) != "")
+    return lines.select("value", F.input_file_name().alias(SOURCE_FILE))
+
+
+def land_debezium_files(spark: SparkSession, table: str, files: Sequence[Path | str]) -> list[int]:
+    """Append each Debezium JSON-lines file as the next batch (``value``, ``_batch_id``,
+    ``_ingested_at``, ``_source_file``), all in one Delta commit."""
+    return _land(spark, table, [read_debezium_file(spark, path) for path in files])
+
+
+def _land(spark: SparkSession, table: str, batches: Sequence[DataFrame]) -> list[int]:
+    """Append ``batches`` as the next batch ids of ``table``, in one Delta commit."""
     _ensure_schema(spark, table)
     first = next_batch_id(spark, table)
     landed = None
-    for offset, path in enumerate(files):
-        batch = read_batch_file(spark, path).withColumn(BATCH, F.lit(first + offset).cast("long"))
+    for offset, frame in enumerate(batches):
+        batch = frame.withColumn(BATCH, F.lit(first + offset).cast("long"))
         landed = batch if landed is None else landed.unionByName(batch)
     if landed is None:
         return []
@@ -112,7 +130,7 @@ def land_batch_files(spark: SparkSession, table: str, files: Sequence[Path | str
     landed.withColumn("_ingested_at", F.lit(now)).write.format("delta").mode("append").option(
         "mergeSchema", "true"
     ).saveAsTable(table)
-    return list(range(first, first + len(files)))
+    return list(range(first, first + len(batches)))
 
 
 class InitialRowsError(ValueError):

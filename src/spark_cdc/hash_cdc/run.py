@@ -24,7 +24,7 @@ from spark_cdc.hash_cdc.compare import (
     initial_state,
     property_defaults,
 )
-from spark_cdc.hash_cdc.config import DatasetConfig
+from spark_cdc.hash_cdc.config import ConfigError, DatasetConfig
 from spark_cdc.hash_cdc.extracts import (
     applied_dates,
     check_date_order,
@@ -46,7 +46,7 @@ def _flag(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class RunSettings:
-    """The run's effective date, landing root and overrides (from the models' meta)."""
+    """The run's effective date, landing root and overrides (from the dataset's settings)."""
 
     effective_date: str
     landing_root: str
@@ -54,12 +54,16 @@ class RunSettings:
     allow_mass_delete: bool = False
 
     @classmethod
-    def from_meta(cls, meta: Mapping[str, Any]) -> RunSettings:
+    def from_settings(cls, settings: Mapping[str, Any]) -> RunSettings:
+        """From the dataset's ``hash_cdc`` block: effective_date, landing_root, force and
+        allow_mass_delete (rendered from dbt vars, see the dataset's YAML)."""
+        if not str(settings.get("landing_root") or "").strip():
+            raise ConfigError(f"{settings.get('dataset')}: landing_root is not set")
         return cls(
-            effective_date=effective_date_text(meta["effective_date"]),
-            landing_root=str(meta["landing_root"]),
-            force=_flag(meta.get("force", False)),
-            allow_mass_delete=_flag(meta.get("allow_mass_delete", False)),
+            effective_date=effective_date_text(settings.get("effective_date")),
+            landing_root=str(settings["landing_root"]),
+            force=_flag(settings.get("force", False)),
+            allow_mass_delete=_flag(settings.get("allow_mass_delete", False)),
         )
 
 

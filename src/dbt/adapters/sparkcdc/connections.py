@@ -70,7 +70,8 @@ def ensure_session(credentials: SparkCredentials) -> Any:
 
 
 class SparkcdcConnectionManager(SparkConnectionManager):
-    """dbt-spark's connection manager; session and connect build the project's session."""
+    """dbt-spark's connection manager; with session and connect, each connection runs on a
+    session of its own derived from the process's session of the target (see connect)."""
 
     TYPE = ADAPTER_TYPE
 
@@ -82,13 +83,15 @@ class SparkcdcConnectionManager(SparkConnectionManager):
         if method not in PYTHON_METHODS:
             return super().open(connection)
         try:
-            session = ensure_session(connection.credentials)
+            root = ensure_session(connection.credentials)
+            from dbt.adapters.sparkcdc.connect import (
+                BoundSessionConnectionWrapper,
+                connection_session,
+            )
+
+            session = connection_session(root, connection.credentials.server_side_parameters or {})
         except Exception as error:
             raise FailedToConnectError(str(error)) from error
-        if method == SparkcdcConnectionMethod.SESSION:
-            return super().open(connection)
-        from dbt.adapters.sparkcdc.connect import ConnectConnectionWrapper
-
-        connection.handle = ConnectConnectionWrapper(session)
+        connection.handle = BoundSessionConnectionWrapper(session)
         connection.state = ConnectionState.OPEN
         return connection

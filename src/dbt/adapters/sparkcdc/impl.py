@@ -3,11 +3,13 @@ connect) and a clear refusal of Python models on SQL-only targets."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from dbt.adapters.base import PythonJobHelper
 from dbt.adapters.spark.impl import SparkAdapter
 
 from dbt.adapters.sparkcdc.connections import SparkcdcConnectionManager, SparkcdcConnectionMethod
-from dbt.adapters.sparkcdc.python_submissions import SessionPythonJobHelper
+from dbt.adapters.sparkcdc.python_submissions import SessionPythonJobHelper, bind_session
 
 
 class SparkcdcAdapter(SparkAdapter):
@@ -26,3 +28,9 @@ class SparkcdcAdapter(SparkAdapter):
     @property
     def python_submission_helpers(self) -> dict[str, type[PythonJobHelper]]:
         return {**super().python_submission_helpers, "session": SessionPythonJobHelper}
+
+    def submit_python_job(self, parsed_model: dict, compiled_code: str) -> Any:
+        """Run the model on its dbt connection's session (see python_submissions)."""
+        handle = self.connections.get_thread_connection().handle
+        bind_session(getattr(handle, "session", None))
+        return super().submit_python_job(parsed_model, compiled_code)

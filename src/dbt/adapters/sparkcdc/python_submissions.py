@@ -1,7 +1,14 @@
-"""Run dbt Python models in-process on the target's Spark session (methods session, connect)."""
+"""Run dbt Python models in-process on the target's Spark session (methods session, connect).
+
+The model runs on the session of its dbt connection (its pre-hooks' ``set`` statements are
+seen, and its settings stay its own), with ``spark_cdc.process_id`` set to the run's
+invocation_id, inside a cache scope of its own (spark_cdc.cache_slots) that is released once the
+model's table is written.
+"""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from dbt.adapters.base import PythonJobHelper
@@ -14,6 +21,12 @@ PYTHON_TARGETS_HINT = (
     "Python models run on targets with method session (the embedded runtime, a cluster's "
     "driver) or connect (the warm engine, a Spark Connect server), or on Databricks (http)"
 )
+_bound = threading.local()
+
+
+def bind_session(session: Any) -> None:
+    """The session the next Python model of this thread runs on (its dbt connection's)."""
+    _bound.session = session
 
 
 class SessionPythonJobHelper(PythonJobHelper):
@@ -29,8 +42,16 @@ class SessionPythonJobHelper(PythonJobHelper):
             )
 
     def submit(self, compiled_code: str) -> Any:
-        spark = ensure_session(self.credentials)
+        from dbt_common.invocation import get_invocation_id
+
+        from spark_cdc.cache_slots import scope
+        from spark_cdc.dbt_context import PROCESS_ID_CONF
+
+        spark = getattr(_bound, "session", None) or ensure_session(self.credentials)
+        _bound.session = None
+        spark.conf.set(PROCESS_ID_CONF, get_invocation_id())
         name = f"{self.parsed_model['schema']}.{self.parsed_model['alias']}"
         namespace: dict[str, Any] = {"spark": spark, "__name__": f"dbt_python_model.{name}"}
-        exec(compile(compiled_code, f"<dbt python model {name}>", "exec"), namespace)
+        with scope(name):
+            exec(compile(compiled_code, f"<dbt python model {name}>", "exec"), namespace)
         return None

@@ -1,0 +1,11 @@
+"""Every event of accounts once, with its status (applied, duplicate, quarantined) and reason;
+new batches are appended."""
+
+from spark_cdc.dbt_models import change_events
+
+
+def model(dbt, session):
+    dbt.config(materialized="incremental", incremental_strategy="append")
+    meta = dbt.config.get("meta")
+    feed = dbt.ref("stg_change_events__accounts")
+    return change_events.ledger(dbt, session, meta, feed)

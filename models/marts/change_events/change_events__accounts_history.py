@@ -1,0 +1,17 @@
+"""SCD2 versions of accounts: one per action of every applied event."""
+
+from spark_cdc.dbt_models import change_events
+
+
+def model(dbt, session):
+    dbt.config(
+        materialized="incremental",
+        incremental_strategy="merge",
+        unique_key=["region", "account_no", "version_id"],
+        merge_update_condition="DBT_INTERNAL_SOURCE.row_hash != DBT_INTERNAL_DEST.row_hash",
+        on_schema_change="append_new_columns",
+        post_hook=["reset spark.databricks.delta.commitInfo.userMetadata"],
+    )
+    meta = dbt.config.get("meta")
+    ledger = dbt.ref("int_change_events__accounts_ledger")
+    return change_events.history(dbt, session, meta, ledger)

@@ -1,0 +1,7 @@
+{{ config(materialized='table') }}
+
+-- One row per dbt run that took in events of accounts: what came in, what happened to it.
+{{ spark_cdc.change_events_run_summary(
+    ref('int_change_events__accounts_ledger'),
+    ref('change_events__accounts_history')
+) }}

@@ -1,0 +1,12 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy='insert_overwrite',
+    pre_hook="{{ spark_cdc.hash_cdc_rewind('eff_date') }}",
+    partition_by=['eff_date']
+) }}
+
+-- One row per effective date of inventory: rows in, applied, quarantined, operations, guard.
+{{ spark_cdc.hash_cdc_run_summary(
+    ref('stg_hash_cdc__inventory'),
+    ref('hash_cdc__inventory_current')
+) }}

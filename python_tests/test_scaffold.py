@@ -1,0 +1,156 @@
+"""``spark-cdc add``: the demo's per-source files are exactly what it writes, its output lints,
+and what it refuses it refuses with one clear line, writing nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import PROJECT_DIR
+
+BIN = Path(sys.executable).parent
+CAPABILITY_FOLDERS = ("change_events", "hash_cdc", "schema_drift")
+
+
+def _project(root: Path, name: str = "team_lake") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "dbt_project.yml").write_text(
+        f"name: {name}\nversion: '1.0'\nconfig-version: 2\nprofile: {name}\n"
+    )
+    return root
+
+
+def _spark_cdc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(BIN / "spark-cdc"), *args], cwd=cwd, capture_output=True, text=True, check=False
+    )
+
+
+def _files(root: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(root)): path.read_text()
+        for folder in CAPABILITY_FOLDERS
+        for path in sorted((root / "models").glob(f"*/{folder}/*"))
+        if path.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> Path:
+    """A project holding what scripts/demo_sources.sh writes."""
+    project = _project(tmp_path_factory.mktemp("demo") / "demo")
+    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"}
+    subprocess.run(
+        ["bash", str(PROJECT_DIR / "scripts" / "demo_sources.sh"), "--project-dir", str(project)],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    return project
+
+
+def test_the_demo_sources_are_what_spark_cdc_add_writes(demo):
+    generated, committed = _files(demo), _files(PROJECT_DIR)
+    assert sorted(generated) == sorted(committed)
+    for path, text in generated.items():
+        assert committed[path] == text, f"{path} differs from what spark-cdc add writes"
+    # customers 8 (with existing rows), accounts 7, synthetic 7 (with sensitive columns),
+    # inventory 6, events 7
+    assert len(generated) == 35
+
+
+def test_the_output_lints_and_parses_as_python(tmp_path):
+    project = _project(tmp_path / "team_lake")
+    adds = [
+        ["change-events", "orders", "--key=region", "--key=order_no", "--column=region:string",
+         "--column=order_no:bigint", "--column=total:decimal(12,2)", "--column=placed:timestamp",
+         "--debezium", "--allowed-lateness=6 hours"],
+        ["change-events", "payments", "--key=payment_id", "--column=payment_id:long",
+         "--column=paid:boolean", "--initial-rows", "--evolve-columns"],
+        ["hash-cdc", "products", "--key=sku:string", "--nonkey=price:double",
+         "--nonkey=launched:date", "--sensitive=cost:decimal(10,2)", "--mode=delta",
+         "--format=parquet"],
+        ["schema-drift", "clicks"],
+    ]  # fmt: skip
+    for words in adds:
+        done = _spark_cdc("add", *words, cwd=project)
+        assert done.returncode == 0, done.stderr
+        assert "next:" in done.stdout
+    python = sorted(str(p) for p in project.rglob("*.py"))
+    sql = sorted(str(p) for p in project.rglob("*.sql"))
+    assert len(python) == 12 and len(sql) == 13  # 3 Python models of each source
+    ruff = [str(BIN / "ruff"), "--config", str(PROJECT_DIR / "pyproject.toml")]
+    for check in (["check", *python], ["format", "--check", *python]):
+        linted = subprocess.run([*ruff, *check], capture_output=True, text=True, check=False)
+        assert linted.returncode == 0, linted.stdout + linted.stderr
+    sqlfluff = subprocess.run(
+        [str(BIN / "sqlfluff"), "lint", "--config", str(PROJECT_DIR / ".sqlfluff"), *sql],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert sqlfluff.returncode == 0, sqlfluff.stdout + sqlfluff.stderr
+    settings = (project / "models/staging/change_events/_change_events__orders.yml").read_text()
+    assert (
+        "columns: {region: string, order_no: bigint, total: decimal(12,2), placed: timestamp}"
+        in settings
+    )
+    assert (
+        "key_columns: [region, order_no]" in settings and 'allowed_lateness: "6 hours"' in settings
+    )
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+ORDERS = ["change-events", "orders", "--key=id", "--column=id:int"]
+REFUSALS = [
+    (["change-events", "customers", "--key=id", "--column=id:int"], "exists already"),
+    (["change-events", "Orders", *ORDERS[2:]], "name 'Orders' is not usable"),
+    (["change-events", "a__b", *ORDERS[2:]], "name 'a__b' is not usable"),
+    ([*ORDERS[:3], "--column=id:varchar2"], "unknown type 'varchar2'"),
+    ([*ORDERS[:2], "--key=nope", "--column=id:int"], "must be one of the --column"),
+    ([*ORDERS, "--column=ID:int"], "given twice"),
+    ([*ORDERS, "--column=version_id:string"], "cannot be a column of a change-event source"),
+    (["hash-cdc", "synthetic", "--key=k:string"], "exists already"),
+    (["hash-cdc", "orders", "--key=k:strin"], "unknown type 'strin'"),
+    (["hash-cdc", "orders", "--nonkey=a:int"], "give the dataset's key"),
+    (["hash-cdc", "orders", "--key=k:string", "--max-delete-fraction=2"], "max_delete_fraction"),
+    (["schema-drift", "events"], "exists already"),
+    (["schema-drift", "9lives"], "name '9lives' is not usable"),
+]
+
+
+@pytest.mark.parametrize(("words", "message"), REFUSALS)
+def test_refusals_are_one_line_and_write_nothing(demo, tmp_path, words, message):
+    project = Path(shutil.copytree(demo, tmp_path / "demo"))
+    before = _snapshot(project)
+    done = _spark_cdc("add", *words, cwd=project)
+    assert done.returncode == 2
+    assert done.stderr.startswith("spark-cdc: error: ") and done.stderr.count("\n") == 1
+    assert message in done.stderr, done.stderr
+    assert _snapshot(project) == before
+
+
+def test_outside_a_dbt_project_and_dry_run(tmp_path):
+    outside = _spark_cdc("add", "schema-drift", "clicks", cwd=tmp_path)
+    assert outside.returncode == 2 and "is not a dbt project (no dbt_project.yml)" in outside.stderr
+    assert outside.stderr.count("\n") == 1 and not list(tmp_path.iterdir())
+    project = _project(tmp_path / "p")
+    dry = _spark_cdc("add", "schema-drift", "clicks", "--dry-run", cwd=project)
+    assert (
+        dry.returncode == 0
+        and "--- models/staging/schema_drift/_schema_drift__clicks.yml" in dry.stdout
+    )
+    assert [p.name for p in project.iterdir()] == ["dbt_project.yml"]
+    elsewhere = _spark_cdc(
+        "add", "schema-drift", "clicks", "--project-dir", str(project), cwd=tmp_path
+    )
+    assert elsewhere.returncode == 0
+    assert (project / "models/marts/schema_drift/schema_drift__clicks_registry.py").exists()

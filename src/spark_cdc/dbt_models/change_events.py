@@ -1,0 +1,107 @@
+"""Entry points of a change-event source's Python models: ledger, history and current state.
+
+Settings (``meta.change_events``): ``source`` (its name), ``columns`` (name -> Spark type),
+``key_columns``, ``allowed_lateness``, ``evolve_columns``, ``input`` (``events``, the feed
+format of change_events.model, or ``debezium``: Debezium messages in a ``value`` column) and
+``high_dttm`` (the high end date of current versions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from spark_cdc.change_events.debezium import normalize_debezium
+from spark_cdc.change_events.evolution import add_missing_columns
+from spark_cdc.change_events.normalize import RAW_RECORD
+from spark_cdc.change_events.pipeline import (
+    BATCH,
+    SourceConfig,
+    evolved_config,
+    history_increment,
+    ledger_increment,
+)
+from spark_cdc.change_events.progress import (
+    latest_batch,
+    pending_process_ids,
+    record_progress,
+    resolved_through,
+)
+from spark_cdc.change_events.resolve import current_changes, current_rows
+from spark_cdc.dbt_context import process_id
+from spark_cdc.dbt_models.settings import SettingsError, block
+
+INPUTS = ("events", "debezium")
+DEFAULT_HIGH_DTTM = "9999-12-31 23:59:59"
+
+
+def settings(meta: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The source's ``change_events`` block."""
+    found = block(meta, "change_events", "source")
+    if str(found.get("input", "events")) not in INPUTS:
+        raise SettingsError(f"change_events.input must be one of {INPUTS}")
+    return found
+
+
+def source_config(meta: Mapping[str, Any] | None) -> SourceConfig:
+    """The source's configuration (name, typed target, lateness, column evolution)."""
+    found = settings(meta)
+    return SourceConfig.from_mapping(str(found["source"]), found)
+
+
+def _prior(dbt: Any, session: SparkSession) -> DataFrame | None:
+    return session.table(str(dbt.this)) if dbt.is_incremental else None
+
+
+def ledger(dbt: Any, session: SparkSession, meta: Mapping[str, Any], feed: DataFrame) -> DataFrame:
+    """Ledger rows (every event once, with status and reason) of the batches not ledgered yet.
+    A Debezium feed's messages are normalized first; the message is kept as the raw record."""
+    config = source_config(meta)
+    prior = _prior(dbt, session)
+    if settings(meta).get("input") == "debezium":
+        if prior is not None:
+            feed = feed.join(prior.select(BATCH).distinct(), BATCH, "left_anti")
+        feed = normalize_debezium(feed, config.schema).withColumnRenamed(
+            "source_message", RAW_RECORD
+        )
+    return ledger_increment(feed, prior, config, process_id(session))
+
+
+def history(
+    dbt: Any,
+    session: SparkSession,
+    meta: Mapping[str, Any],
+    ledger: DataFrame,
+    initial: DataFrame | None = None,
+) -> DataFrame:
+    """SCD2 versions to merge: those of the ledger batches the history does not reflect yet
+    (all of them on a full build), from the existing rows ``initial`` if the source has any."""
+    config = source_config(meta)
+    high_dttm = str(settings(meta).get("high_dttm") or DEFAULT_HIGH_DTTM)
+    prior = _prior(dbt, session)
+    through = resolved_through(session, str(dbt.this)) if prior is not None else None
+    versions = history_increment(
+        ledger, prior, initial, config, high_dttm, process_id(session), through
+    )
+    # The write's commit records the ledger batches the history now reflects.
+    record_progress(session, latest_batch(ledger))
+    return versions
+
+
+def current(
+    dbt: Any, session: SparkSession, meta: Mapping[str, Any], ledger: DataFrame, history: DataFrame
+) -> DataFrame:
+    """Current rows: all of them on a full build, else the changes of every run whose history
+    this table does not reflect yet (a run killed before this model leaves them to the next)."""
+    config = evolved_config(source_config(meta), ledger)
+    record_progress(session, latest_batch(ledger))
+    if not dbt.is_incremental:
+        return current_rows(history, config.schema)
+    # Discovered columns are added here rather than by on_schema_change, which would also add
+    # the merge's _is_deleted flag to the table.
+    add_missing_columns(session, str(dbt.this), config.schema)
+    through = resolved_through(session, str(dbt.this))
+    runs = pending_process_ids(ledger, through, process_id(session))
+    return current_changes(history, config.schema, runs)

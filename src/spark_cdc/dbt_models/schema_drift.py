@@ -1,0 +1,56 @@
+"""Entry points of a JSON feed's Python models: bronze, schema registry, silver tables.
+
+Settings (``meta.schema_drift``): ``feed`` (its name) and ``silver_table_prefix`` (silver tables
+are ``<schema of the silver-loads model>.<prefix><event type>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from spark_cdc.dbt_context import process_id
+from spark_cdc.dbt_models.settings import SettingsError, block
+from spark_cdc.schema_drift.bronze import bronze_increment
+from spark_cdc.schema_drift.registry import registry_increment
+from spark_cdc.schema_drift.silver import METADATA_COLUMNS, refresh_silver
+
+
+def settings(meta: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The feed's ``schema_drift`` block."""
+    found = block(meta, "schema_drift", "feed")
+    if not str(found.get("silver_table_prefix") or "").strip():
+        raise SettingsError(f"schema_drift feed {found['feed']}: silver_table_prefix is not set")
+    return found
+
+
+def _prior(dbt: Any, session: SparkSession) -> DataFrame | None:
+    return session.table(str(dbt.this)) if dbt.is_incremental else None
+
+
+def bronze(dbt: Any, session: SparkSession, meta: Mapping[str, Any], raw: DataFrame) -> DataFrame:
+    """The lines landed since the last run, as the next bronze load."""
+    settings(meta)
+    return bronze_increment(raw, _prior(dbt, session), process_id(session))
+
+
+def registry(
+    dbt: Any, session: SparkSession, meta: Mapping[str, Any], bronze: DataFrame
+) -> DataFrame:
+    """Registry rows of the bronze loads not registered yet."""
+    settings(meta)
+    existing = _prior(dbt, session)
+    return registry_increment(session, bronze, existing, process_id(session), METADATA_COLUMNS)
+
+
+def silver_loads(
+    dbt: Any, session: SparkSession, meta: Mapping[str, Any], bronze: DataFrame, registry: DataFrame
+) -> DataFrame:
+    """Writes the feed's silver tables; returns the log rows of what it wrote."""
+    prefix = str(settings(meta)["silver_table_prefix"])
+    log = _prior(dbt, session)
+    return refresh_silver(
+        session, bronze, registry, log, str(dbt.this), dbt.this.schema, prefix, process_id(session)
+    )
