@@ -61,6 +61,9 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
         "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
         "spark.hadoop.hive.metastore.schema.verification": "false",
         "spark.sql.session.timeZone": SESSION_TIME_ZONE,
+        # What dbt-spark sets on every target (its credentials' server_side_parameters): casts
+        # behave the same whoever created the session (try_cast is used where a cast may fail).
+        "spark.sql.ansi.enabled": "false",
         "spark.sql.shuffle.partitions": "2",
         "spark.default.parallelism": "2",
         "spark.sql.adaptive.enabled": "true",

@@ -58,30 +58,14 @@ class Target:
         )
 
 
-def _render(value: Any) -> Any:
-    """Render dbt's ``env_var()`` in a profile value (the only Jinja profiles use here)."""
-    if isinstance(value, str) and "{{" in value:
-        import jinja2
-
-        def env_var(name: str, default: str | None = None) -> str:
-            if name in os.environ:
-                return os.environ[name]
-            if default is None:
-                raise TargetError(f"profiles.yml needs the environment variable {name}")
-            return default
-
-        return jinja2.Environment().from_string(value).render(env_var=env_var)
-    if isinstance(value, dict):
-        return {k: _render(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_render(v) for v in value]
-    return value
-
-
 def profiles_dir() -> Path:
-    """``$DBT_PROFILES_DIR``, else the project's ``profiles/`` folder, else ``~/.dbt``."""
+    """Where profiles.yml is, by dbt's rule: ``$DBT_PROFILES_DIR``, else the current folder if
+    it holds one; then this project's bundled ``profiles/`` (what ``make`` points dbt at), else
+    ``~/.dbt``."""
     if os.environ.get("DBT_PROFILES_DIR"):
         return Path(os.environ["DBT_PROFILES_DIR"])
+    if (Path.cwd() / "profiles.yml").exists():
+        return Path.cwd()
     from spark_cdc.dbt_invoke import DbtCommandError, project_root
 
     try:
@@ -93,18 +77,51 @@ def profiles_dir() -> Path:
     return Path.home() / ".dbt"
 
 
-def current_target(name: str | None = None) -> Target:
-    """The selected target: ``name``, else ``$SPARK_CDC_TARGET``, else the profile's default."""
-    path = profiles_dir() / "profiles.yml"
+def profile_name() -> str:
+    """The ``profile`` of the dbt project of the current folder (or a parent), else
+    ``spark_cdc``: the same profile dbt uses for that project."""
+    from spark_cdc.dbt_invoke import DbtCommandError, project_root
+
     try:
-        profile = yaml.safe_load(path.read_text())[PROFILE]
-    except (OSError, KeyError, TypeError) as error:
-        raise TargetError(f"no '{PROFILE}' profile in {path}: {error}") from None
-    chosen = name or os.environ.get("SPARK_CDC_TARGET") or _render(profile.get("target"))
-    outputs = profile.get("outputs", {})
-    if chosen not in outputs:
-        raise TargetError(f"{path}: profile '{PROFILE}' has no target '{chosen}'")
-    return Target.from_output(chosen, _render(outputs[chosen]))
+        project = yaml.safe_load((project_root() / "dbt_project.yml").read_text()) or {}
+    except (DbtCommandError, OSError, yaml.YAMLError):
+        return PROFILE
+    return str(project.get("profile") or PROFILE)
+
+
+def current_target(name: str | None = None) -> Target:
+    """The selected target of the project's profile, read and rendered by dbt's own profile
+    loader: ``name``, else ``$SPARK_CDC_TARGET``, else the profile's default."""
+    from dbt.config.profile import Profile, read_profile
+    from dbt.config.renderer import ProfileRenderer
+    from dbt.exceptions import DbtProfileError, DbtProjectError
+    from dbt_common.context import set_invocation_context
+
+    set_invocation_context(os.environ)  # what env_var() reads, as dbt's own commands set it
+    folder, profile = profiles_dir(), profile_name()
+    chosen = name or os.environ.get("SPARK_CDC_TARGET") or None
+    try:
+        raw = read_profile(str(folder))
+        if profile not in raw:
+            raise DbtProjectError(f"Could not find profile named '{profile}'")
+        target, data = Profile.render_profile(raw[profile], profile, chosen, ProfileRenderer({}))
+        data.pop("threads", None)
+        credentials = Profile._credentials_from_profile(data, profile, target)
+    except (DbtProfileError, DbtProjectError) as error:
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        first = " ".join(lines[:3])
+        raise TargetError(f"profile '{profile}' in {folder / 'profiles.yml'}: {first}") from None
+    return Target(
+        name=target,
+        method=str(getattr(credentials, "method", "") or ""),
+        host=str(getattr(credentials, "host", "") or ""),
+        token=getattr(credentials, "token", None) or None,
+        port=getattr(credentials, "port", None),
+        server_side_parameters={
+            str(k): str(v)
+            for k, v in (getattr(credentials, "server_side_parameters", None) or {}).items()
+        },
+    )
 
 
 def is_local_engine(target: Target) -> bool:

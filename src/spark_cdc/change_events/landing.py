@@ -93,8 +93,11 @@ def next_batch_id(spark: SparkSession, table: str) -> int:
 
 
 def _ensure_schema(spark: SparkSession, table: str) -> None:
-    if "." in table:
-        spark.sql(f"create schema if not exists {table.rsplit('.', 1)[0]}")
+    # Checked first: Spark logs a warning for every `create schema if not exists` of an
+    # existing Hive database.
+    schema = table.rsplit(".", 1)[0] if "." in table else None
+    if schema and not spark.catalog.databaseExists(schema):
+        spark.sql(f"create schema if not exists {schema}")
 
 
 def land_batch_files(spark: SparkSession, table: str, files: Sequence[Path | str]) -> list[int]:

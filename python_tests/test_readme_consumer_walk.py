@@ -1,0 +1,46 @@
+"""The README's consumer-project walk, run exactly as written with bash, from a copy of this
+project (the team's project is created beside it, on its own embedded runtime and home)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import PROJECT_DIR, copy_project
+
+MARKER = re.compile(r"<!-- readme-consumer-walk -->\s*```bash\n(.*?)```", re.DOTALL)
+
+
+def test_the_consumer_walk_runs_as_written(tmp_path):
+    (block,) = MARKER.findall((PROJECT_DIR / "README.md").read_text())
+    checkout = copy_project(tmp_path / "spark_cdc")
+    (checkout / ".venv").symlink_to(Path(sys.executable).parents[1])
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("SPARK_CDC_", "DBT_", "PYSPARK_"))
+    }
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    team = tmp_path / "team_lake"
+    manifest = json.loads((team / "target" / "manifest.json").read_text())
+    assert {n["package_name"] for n in manifest["nodes"].values()} == {"team_lake"}
+    results = json.loads((team / "target" / "run_results.json").read_text())
+    assert results["results"] and all(
+        r["status"] in ("success", "pass") for r in results["results"]
+    )
+    expected = (team / "data" / "accounts" / "expected_state.jsonl").read_text().splitlines()
+    live = re.search(r"live_accounts\s*\n-+\n(\d+)", done.stdout)
+    assert live and int(live.group(1)) == len(expected) > 0, done.stdout[-2000:]
