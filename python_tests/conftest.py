@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
+# The project's profiles (as `make test` exports it), for what runs dbt or spark-cdc in-process.
+os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_DIR / "profiles"))
 if "SPARK_CDC_ENGINE_SUITE" not in os.environ:
     # The suite runs on the embedded runtime of its own temporary home; the engine suite
     # (engine_suite/) runs in subprocesses of test_engines.py, each on the engine it started.

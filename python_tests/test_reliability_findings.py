@@ -15,7 +15,7 @@ from spark_cdc.change_events.normalize import REASON, normalize_events
 from spark_cdc.cli import main
 from spark_cdc.generators.change_events import SCHEMA as TARGET
 from spark_cdc.generators.change_events import StreamSpec, write_stream
-from spark_cdc.main_job import CHANGE_EVENT_MODELS, CHANGE_EVENT_TABLES
+from spark_cdc.main_job import CHANGE_EVENT_SELECTION, CHANGE_EVENT_TABLES
 
 SCHEMA = "spark_cdc"
 FEED = "landing.customers_change_events"
@@ -98,7 +98,7 @@ def test_an_unparseable_event_ts_lands_and_is_quarantined_while_the_batch_applie
     land_initial_rows(
         spark, "landing.customers_initial_rows", tmp_path / "initial_state.jsonl", TARGET
     )
-    dbt("build", "--select", *CHANGE_EVENT_MODELS)
+    dbt("build", "--select", *CHANGE_EVENT_SELECTION["customers"])
     quarantine = spark.table(f"{SCHEMA}.change_events__customers_quarantine").collect()
     assert [(r.quarantine_reason, r.raw_record == row._raw_record) for r in quarantine] == [
         ("invalid_event_ts", True)

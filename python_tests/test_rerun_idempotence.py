@@ -19,7 +19,7 @@ from spark_cdc.generators.change_events import SCHEMA as TARGET
 from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.generators.extracts import article_example, generate_extracts
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
-from spark_cdc.main_job import CHANGE_EVENT_MODELS, EXAMPLE_SNAPSHOTS, SCHEMA_DRIFT_MODELS
+from spark_cdc.main_job import CHANGE_EVENT_SELECTION, EXAMPLE_SNAPSHOTS, SCHEMA_DRIFT_MODELS
 from spark_cdc.table_state import digest
 
 SCHEMA = "rerun_check"
@@ -107,7 +107,7 @@ def test_change_events_after_one_landing(spark, dbt, tmp_path):
     )
 
     def build():
-        dbt("build", "--select", *CHANGE_EVENT_MODELS)
+        dbt("build", "--select", *CHANGE_EVENT_SELECTION["customers"])
 
     _twice(
         spark,

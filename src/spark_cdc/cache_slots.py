@@ -3,7 +3,7 @@
 Library functions return lazy DataFrames (a dbt Python model hands them to dbt to write), so
 they cannot unpersist what they cached; a slot bounds that cache to one frame per purpose.
 Slots live in a scope: the dbt adapter runs each Python model in a scope of its own (named after
-the model) and releases it once the model's table is written, so models running side by side
+the model and the run) and releases it when the node ends, so models running side by side
 (``threads: 4``) never release or reuse each other's frames. Outside a scope (library calls,
 benchmarks) slots are shared by the process.
 """
@@ -56,15 +56,29 @@ def held_slots() -> list[tuple[str, str]]:
 
 
 @contextmanager
-def scope(name: str) -> Iterator[None]:
-    """Slots of ``name``: released when the block ends (the model's table is written)."""
+def enter_scope(name: str) -> Iterator[None]:
+    """Slots used in the block are those of ``name`` (kept after it: see release_scope)."""
     token = _SCOPE.set(name)
     try:
         yield
     finally:
         _SCOPE.reset(token)
-        with _LOCK:
-            mine = [key for key in _SLOTS if key[0] == name]
-            frames = [_SLOTS.pop(key) for key in mine]
-        for frame in frames:
-            frame.unpersist()
+
+
+def release_scope(name: str) -> None:
+    """Unpersist every frame held in the slots of ``name``."""
+    with _LOCK:
+        mine = [key for key in _SLOTS if key[0] == name]
+        frames = [_SLOTS.pop(key) for key in mine]
+    for frame in frames:
+        frame.unpersist()
+
+
+@contextmanager
+def scope(name: str) -> Iterator[None]:
+    """Slots of ``name``, released when the block ends."""
+    try:
+        with enter_scope(name):
+            yield
+    finally:
+        release_scope(name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -359,10 +360,34 @@ def _run_engine(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_target(args: argparse.Namespace) -> int:
+    from spark_cdc.targets import current_target, profile_name, profiles_dir
+
+    target = current_target()
+    print(
+        f"profile {profile_name()} ({profiles_dir() / 'profiles.yml'}), target {target.name}: "
+        f"method {target.method}, host {target.host}"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``spark-cdc`` argument parser."""
     parser = argparse.ArgumentParser(prog="spark-cdc", description=__doc__)
+    parser.add_argument(
+        "--target", default=None, help="the profile's target (as dbt's --target; SPARK_CDC_TARGET)"
+    )
+    parser.add_argument(
+        "--profiles-dir",
+        default=None,
+        help="folder of profiles.yml (as dbt's --profiles-dir; DBT_PROFILES_DIR)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
+    target = commands.add_parser(
+        "target",
+        help="the profile and target this command line (and dbt) use, and where they come from",
+    )
+    target.set_defaults(handler=_run_target)
     _extract_parser(commands)
     _stream_parser(commands)
     _debezium_parser(commands)
@@ -402,6 +427,11 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: parse, run, turn input errors into a clear message and exit code 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # dbt's own flags, read the same way by every command here (targets.current_target).
+    if args.target:
+        os.environ["SPARK_CDC_TARGET"] = args.target
+    if args.profiles_dir:
+        os.environ["DBT_PROFILES_DIR"] = str(Path(args.profiles_dir).resolve())
     try:
         return args.handler(args)
     except _user_errors() as error:

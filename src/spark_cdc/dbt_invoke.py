@@ -36,8 +36,10 @@ def run_dbt(
     """
     from dbt.cli.main import dbtRunner
 
+    from spark_cdc.targets import profiles_dir as default_profiles_dir
+
     project = project_dir or project_root()
-    profiles = profiles_dir or Path(os.environ.get("DBT_PROFILES_DIR", project / "profiles"))
+    profiles = profiles_dir or default_profiles_dir()
     full_args = [
         *args,
         "--project-dir",

@@ -66,11 +66,11 @@ CHANGE_EVENT_TABLES = (
         )
     ),
 )
-CHANGE_EVENT_MODELS = [
-    "stg_change_events__customers+",
-    "stg_change_events__customers_initial+",
-    "stg_change_events__accounts+",
-]
+CHANGE_EVENT_SELECTION = {
+    "customers": ["stg_change_events__customers+", "stg_change_events__customers_initial+"],
+    "accounts": ["stg_change_events__accounts+"],
+}
+CHANGE_EVENT_MODELS = [model for models in CHANGE_EVENT_SELECTION.values() for model in models]
 # Batches of each source landed by each of the three deliveries.
 CHANGE_EVENT_DELIVERIES = (
     {"customers": slice(0, 3), "accounts": slice(0, 2)},

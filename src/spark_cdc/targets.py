@@ -1,7 +1,10 @@
 """The profile target every tool of the project writes through, and a Spark session on it.
 
-The dbt profile (``$DBT_PROFILES_DIR/profiles.yml``, profile ``spark_cdc``) names the engine:
-``SPARK_CDC_TARGET`` (or the profile's default target) selects one of its outputs. dbt uses it
+The dbt profile names the engine, read by dbt's own profile loader with dbt's lookup rules: the
+profile of the dbt project in the current folder (``spark_cdc`` outside one), from
+``$DBT_PROFILES_DIR`` (``spark-cdc --profiles-dir``), else ``./profiles.yml``, else ``~/.dbt``;
+``SPARK_CDC_TARGET`` (``spark-cdc --target``) or the profile's default target selects one of its
+outputs (``spark-cdc target`` shows which). dbt uses it
 through the ``sparkcdc`` adapter; the landing and generator commands and the main job use it
 through :func:`session_for`, so that their tables reach the same metastore as dbt's:
 
@@ -59,22 +62,13 @@ class Target:
 
 
 def profiles_dir() -> Path:
-    """Where profiles.yml is, by dbt's rule: ``$DBT_PROFILES_DIR``, else the current folder if
-    it holds one; then this project's bundled ``profiles/`` (what ``make`` points dbt at), else
-    ``~/.dbt``."""
+    """Where profiles.yml is, by dbt's own rule: ``$DBT_PROFILES_DIR`` (what ``--profiles-dir``
+    sets here), else the current folder if it holds one, else ``~/.dbt``."""
     if os.environ.get("DBT_PROFILES_DIR"):
         return Path(os.environ["DBT_PROFILES_DIR"])
-    if (Path.cwd() / "profiles.yml").exists():
-        return Path.cwd()
-    from spark_cdc.dbt_invoke import DbtCommandError, project_root
+    from dbt.cli.resolvers import default_profiles_dir
 
-    try:
-        bundled = project_root() / "profiles"
-    except DbtCommandError:
-        bundled = None
-    if bundled is not None and (bundled / "profiles.yml").exists():
-        return bundled
-    return Path.home() / ".dbt"
+    return Path(default_profiles_dir())
 
 
 def profile_name() -> str:

@@ -9,7 +9,8 @@ settings. Tables, the metastore and cached data are shared.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from dbt.adapters.spark.session import Cursor, SessionConnectionWrapper
@@ -20,16 +21,47 @@ def connection_session(root: Any, server_side_parameters: Mapping[str, str]) -> 
     """A new session sharing ``root``'s engine and catalog, with its own SQL settings."""
     if hasattr(root, "_jsparkSession"):  # a session of this process: same SparkContext
         session = root.newSession()
+        # It starts from the process session's SQL settings (e.g. a session time zone set at
+        # run time), as a node did when all nodes shared that session.
+        for key, value in root.conf.getAll.items():
+            if key.startswith(("spark.sql.", "spark.databricks.")) and (
+                session.conf.get(key, None) != value
+            ):
+                with contextlib.suppress(Exception):  # static settings are shared already
+                    session.conf.set(key, value)
     else:  # a Spark Connect client: a new server-side session, same server and token
         from pyspark.sql.connect.session import SparkSession as ConnectSession
 
-        session = ConnectSession.builder.channelBuilder(root.client._builder).create()
+        # Built directly: Builder.create() would also make it the process's default session.
+        session = ConnectSession(connection=root.client._builder)
     for key, value in server_side_parameters.items():
         try:
             session.conf.set(key, value)
         except Exception:  # a static setting: fixed when the engine started
             continue
     return session
+
+
+@contextlib.contextmanager
+def active_on_this_thread(session: Any) -> Iterator[None]:
+    """Make ``session`` this thread's active session for the block (Spark Connect only).
+
+    PySpark's Connect client binds the DataFrame that ``localCheckpoint()`` returns to the
+    thread's active session, not to the session that checkpointed (pyspark 4.2,
+    ``conversion.proto_to_remote_cached_dataframe``): with a session per dbt connection, the
+    model's own session must be the active one while its code runs."""
+    if hasattr(session, "_jsparkSession"):
+        yield
+        return
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    holder = ConnectSession._active_session
+    previous = getattr(holder, "session", None)
+    holder.session = session
+    try:
+        yield
+    finally:
+        holder.session = previous
 
 
 class BoundCursor(Cursor):
@@ -61,11 +93,33 @@ class BoundHandle:
 
 
 class BoundSessionConnectionWrapper(SessionConnectionWrapper):
-    """dbt-spark's session connection wrapper over one given session."""
+    """dbt-spark's session connection wrapper over one given session.
+
+    What a Python model of the node leaves behind lives as long as the connection: its cache
+    scope and the objects its code made (on Spark Connect, a checkpointed DataFrame is released
+    on the server when its Python object goes, and the node's MERGE still reads it through the
+    model's temporary view). Closing the connection releases them, and stops a Spark Connect
+    session (a session of this process is left to the process)."""
 
     def __init__(self, session: Any) -> None:
         super().__init__(BoundHandle(session))  # type: ignore[arg-type]
+        self._held: list[tuple[str, Any]] = []
 
     @property
     def session(self) -> Any:
         return self.handle.session
+
+    def hold(self, scope: str, keep_alive: Any) -> None:
+        """Keep a Python model's cache scope and objects until the connection closes."""
+        self._held.append((scope, keep_alive))
+
+    def close(self) -> None:
+        from spark_cdc.cache_slots import release_scope
+
+        super().close()
+        held, self._held = self._held, []
+        for scope, _ in held:
+            release_scope(scope)
+        if not hasattr(self.session, "_jsparkSession"):
+            with contextlib.suppress(Exception):
+                self.session.stop()

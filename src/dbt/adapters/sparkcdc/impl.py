@@ -9,7 +9,11 @@ from dbt.adapters.base import PythonJobHelper
 from dbt.adapters.spark.impl import SparkAdapter
 
 from dbt.adapters.sparkcdc.connections import SparkcdcConnectionManager, SparkcdcConnectionMethod
-from dbt.adapters.sparkcdc.python_submissions import SessionPythonJobHelper, bind_session
+from dbt.adapters.sparkcdc.python_submissions import (
+    SessionPythonJobHelper,
+    bind_session,
+    left_behind,
+)
 
 
 class SparkcdcAdapter(SparkAdapter):
@@ -33,4 +37,9 @@ class SparkcdcAdapter(SparkAdapter):
         """Run the model on its dbt connection's session (see python_submissions)."""
         handle = self.connections.get_thread_connection().handle
         bind_session(getattr(handle, "session", None))
-        return super().submit_python_job(parsed_model, compiled_code)
+        try:
+            return super().submit_python_job(parsed_model, compiled_code)
+        finally:
+            left = left_behind()
+            if left is not None and hasattr(handle, "hold"):
+                handle.hold(*left)

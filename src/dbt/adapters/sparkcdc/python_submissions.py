@@ -2,8 +2,8 @@
 
 The model runs on the session of its dbt connection (its pre-hooks' ``set`` statements are
 seen, and its settings stay its own), with ``spark_cdc.process_id`` set to the run's
-invocation_id, inside a cache scope of its own (spark_cdc.cache_slots) that is released once the
-model's table is written.
+invocation_id, inside a cache scope of its own (spark_cdc.cache_slots); the scope and what the
+model's code made are held by the connection until the node ends (connect.py).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dbt.adapters.base import PythonJobHelper
 from dbt.adapters.spark.connections import SparkCredentials
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.sparkcdc.connect import active_on_this_thread
 from dbt.adapters.sparkcdc.connections import PYTHON_METHODS, ensure_session
 
 PYTHON_TARGETS_HINT = (
@@ -27,6 +28,13 @@ _bound = threading.local()
 def bind_session(session: Any) -> None:
     """The session the next Python model of this thread runs on (its dbt connection's)."""
     _bound.session = session
+    _bound.left = None
+
+
+def left_behind() -> tuple[str, Any] | None:
+    """The last Python model's cache scope and namespace on this thread (once)."""
+    left, _bound.left = getattr(_bound, "left", None), None
+    return left
 
 
 class SessionPythonJobHelper(PythonJobHelper):
@@ -44,7 +52,7 @@ class SessionPythonJobHelper(PythonJobHelper):
     def submit(self, compiled_code: str) -> Any:
         from dbt_common.invocation import get_invocation_id
 
-        from spark_cdc.cache_slots import scope
+        from spark_cdc.cache_slots import enter_scope
         from spark_cdc.dbt_context import PROCESS_ID_CONF
 
         spark = getattr(_bound, "session", None) or ensure_session(self.credentials)
@@ -52,6 +60,8 @@ class SessionPythonJobHelper(PythonJobHelper):
         spark.conf.set(PROCESS_ID_CONF, get_invocation_id())
         name = f"{self.parsed_model['schema']}.{self.parsed_model['alias']}"
         namespace: dict[str, Any] = {"spark": spark, "__name__": f"dbt_python_model.{name}"}
-        with scope(name):
+        scope = f"{name}:{get_invocation_id()}"
+        _bound.left = (scope, namespace)
+        with enter_scope(scope), active_on_this_thread(spark):
             exec(compile(compiled_code, f"<dbt python model {name}>", "exec"), namespace)
         return None

@@ -1,0 +1,42 @@
+"""One setting of ANSI mode everywhere: the process's session, a dbt node's session and a
+`spark-cdc` command cast the same way (dbt-spark sets spark.sql.ansi.enabled=false on every
+target; the runtime does too), whichever entry point created the session and in any order."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import PROJECT_DIR
+
+CAST = "select cast('x' as int) as bad_int, cast('1.5' as int) as rounded"
+
+
+def test_the_process_session_casts_like_dbt(spark, dbt):
+    assert spark.conf.get("spark.sql.ansi.enabled") == "false"
+    expected = tuple(spark.sql(CAST).first())
+    assert expected == (None, 1)
+    shown = dbt("show", "--inline", CAST)
+    (node,) = shown.result.results
+    assert tuple(node.agate_table.rows[0]) == expected
+    assert spark.conf.get("spark.sql.ansi.enabled") == "false"
+
+
+def test_a_spark_cdc_command_casts_the_same_way(tmp_path):
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SPARK_CDC_")}
+    env.update(SPARK_CDC_HOME=str(tmp_path), SPARK_CDC_TARGET="local")
+    env["DBT_PROFILES_DIR"] = str(PROJECT_DIR / "profiles")
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "spark-cdc"), "sql", CAST],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1].split("|")[0].strip() == "NULL"
+    assert done.stdout.splitlines()[-1].split("|")[1].strip() == "1"
