@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from servers import PROJECT_DIR, free_port, run_engine_suite, standalone_cluster
 
@@ -104,7 +105,10 @@ def test_an_idle_engine_stops_by_itself_and_releases_its_home(tmp_path):
     while engine.status(tmp_path) is not None and time.monotonic() < deadline:
         time.sleep(1)
     assert engine.status(tmp_path) is None
-    assert not engine._alive(state["supervisor_pid"]) and not engine._alive(state["server_pid"])
+    assert engine._process(state["supervisor_pid"], state["supervisor_started"]) is None
+    assert not psutil.pid_exists(state["server_pid"]) or (
+        psutil.Process(state["server_pid"]).status() == psutil.STATUS_ZOMBIE
+    )
     assert holder_of(tmp_path) is None
 
 

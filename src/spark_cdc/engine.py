@@ -22,6 +22,7 @@ single-user machine or behind your own authentication.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import secrets
@@ -33,6 +34,8 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+import psutil
 
 from spark_cdc.home_lock import HomeInUseError, acquire_home, holder_of, lock_descriptor
 from spark_cdc.jars import delta_jars, fetch_delta_jars
@@ -74,12 +77,16 @@ class Engine:
         return self.folder / "token"
 
     def state(self) -> dict | None:
-        """The running engine's state (None when it is not running)."""
+        """The running engine's state (None when it is not running): its supervisor must be the
+        very process that wrote it (pid and creation time), so a state file left by a reboot or
+        a kill, whose pid another process may now have, counts as no engine."""
         try:
             state = json.loads(self.state_file.read_text())
         except (FileNotFoundError, json.JSONDecodeError):
             return None
-        return state if _alive(state.get("supervisor_pid")) else None
+        if _process(state.get("supervisor_pid"), state.get("supervisor_started")) is None:
+            return None
+        return state
 
     def token(self) -> str:
         """The Connect token of this home (created, user-only, at first use)."""
@@ -98,20 +105,53 @@ class Engine:
         return f"{LOOPBACK}:{port}"
 
 
-def _alive(pid: object) -> bool:
-    """Whether process ``pid`` runs (a finished child of this process is reaped, not alive)."""
-    if not isinstance(pid, int):
-        return False
-    with contextlib.suppress(ChildProcessError):
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return False
+def _process(pid: object, started: object) -> psutil.Process | None:
+    """The process ``pid`` if it runs and was created at ``started`` (a pid reused after a
+    reboot or a kill is another process: its creation time differs)."""
+    if not isinstance(pid, int) or not isinstance(started, (int, float)):
+        return None
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        process = psutil.Process(pid)
+        if abs(process.create_time() - started) > 0.01:
+            return None
+        if process.status() == psutil.STATUS_ZOMBIE:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)  # a finished child of this process: reap it
+            return None
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+    return process
+
+
+def _write_state(path: Path, state: dict) -> None:
+    """Replace the state file in one step: a reader sees the old state or the new one."""
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(json.dumps(state))
+    os.replace(partial, path)
+
+
+@contextlib.contextmanager
+def _start_lock(engine: Engine, wait: float):
+    """One start at a time per engine of a home: the second starter waits, then finds the
+    first one's engine."""
+    engine.folder.mkdir(parents=True, exist_ok=True)
+    with (engine.folder / f"{engine.kind}.start.lock").open("a") as handle:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise EngineError(
+                        f"another command has been starting the {engine.kind} engine for over "
+                        f"{wait:.0f} s; see {engine.log_file}"
+                    ) from None
+                time.sleep(0.2)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _port_open(port: int, timeout: float = 1.0) -> bool:
@@ -122,20 +162,17 @@ def _port_open(port: int, timeout: float = 1.0) -> bool:
         return False
 
 
-def _established_connections(port: int) -> int:
-    """Clients connected to the loopback port now (Linux /proc/net/tcp, state ESTABLISHED)."""
-    count = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            local_port = int(fields[1].rsplit(":", 1)[1], 16)
-            if local_port == port and fields[3] == "01":
-                count += 1
-    return count
+def _established_connections(server_pid: int, port: int) -> int:
+    """Clients connected to the server's port now (its own sockets, through psutil)."""
+    try:
+        connections = psutil.Process(server_pid).net_connections(kind="tcp")
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return 0
+    return sum(
+        1
+        for connection in connections
+        if connection.status == psutil.CONN_ESTABLISHED and connection.laddr.port == port
+    )
 
 
 def server_command(engine: Engine, port: int, master: str = DEFAULT_MASTER) -> list[str]:
@@ -241,6 +278,7 @@ def serve(engine: Engine, port: int, idle_timeout: float) -> int:
     state = {
         "kind": engine.kind,
         "supervisor_pid": os.getpid(),
+        "supervisor_started": psutil.Process().create_time(),
         "server_pid": server.pid,
         "port": port,
         "url": engine.url(port) if engine.kind == "thrift" else f"sc://localhost:{port}",
@@ -248,19 +286,22 @@ def serve(engine: Engine, port: int, idle_timeout: float) -> int:
         "idle_timeout": idle_timeout,
         "log": str(engine.log_file),
     }
-    engine.state_file.write_text(json.dumps(state))
     last_used = time.monotonic()
     answering = False
     try:
         while not stopping["now"] and server.poll() is None:
-            time.sleep(2)
-            # The idle clock starts once the server answers (its start-up is not idleness).
-            answering = answering or _port_open(port)
-            if not answering or _established_connections(port) > 0:
+            time.sleep(0.5 if not answering else 2)
+            if not answering and _port_open(port):
+                # Clients find the engine only once it answers; the idle clock starts then.
+                answering = True
+                _write_state(engine.state_file, state)
+            if not answering or _established_connections(server.pid, port) > 0:
                 last_used = time.monotonic()
             elif time.monotonic() - last_used > idle_timeout:
                 break
     finally:
+        # Gone from the state first: no client is handed a server that is stopping.
+        engine.state_file.unlink(missing_ok=True)
         if server.poll() is None:
             server.terminate()
             try:
@@ -268,7 +309,6 @@ def serve(engine: Engine, port: int, idle_timeout: float) -> int:
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
-        engine.state_file.unlink(missing_ok=True)
     return 0
 
 
@@ -284,6 +324,13 @@ def start(
     running = engine.state()
     if running is not None:
         return running
+    with _start_lock(engine, wait):
+        return engine.state() or _spawn(engine, port, idle_timeout, wait)
+
+
+def _spawn(engine: Engine, port: int | None, idle_timeout: float, wait: float) -> dict:
+    """Start the supervisor (under the start lock) and wait until the server answers."""
+    kind = engine.kind
     holder = holder_of(engine.home)
     if holder is not None:
         raise HomeInUseError(
@@ -293,18 +340,8 @@ def start(
     port = port or KINDS[kind][1]
     if _port_open(port):
         raise EngineError(f"port {port} on {LOOPBACK} is taken by another program: pass --port")
-    engine.folder.mkdir(parents=True, exist_ok=True)
     supervisor = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "spark_cdc.engine",
-            "serve",
-            str(engine.home),
-            kind,
-            str(port),
-            str(idle_timeout),
-        ],
+        supervisor_command(engine, port, idle_timeout),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=engine.log_file.open("ab"),
@@ -318,13 +355,27 @@ def start(
                 f"see {engine.log_file}:\n{_log_tail(engine.log_file)}"
             )
         state = engine.state()
-        if state is not None and _port_open(port):
+        if state is not None:
             return state
-        time.sleep(1)
-    stop(engine.home, kind)
+        time.sleep(0.5)
+    supervisor.terminate()
     raise EngineError(
         f"the {kind} engine did not answer within {wait:.0f} s; see {engine.log_file}"
     )
+
+
+def supervisor_command(engine: Engine, port: int, idle_timeout: float) -> list[str]:
+    """The command line of the supervisor process (``python -m spark_cdc.engine serve ...``)."""
+    return [
+        sys.executable,
+        "-m",
+        "spark_cdc.engine",
+        "serve",
+        str(engine.home),
+        engine.kind,
+        str(port),
+        str(idle_timeout),
+    ]
 
 
 def _log_tail(path: Path, lines: int = 15) -> str:
@@ -342,12 +393,16 @@ def stop(home: Path | None = None, kind: str = "connect", wait: float = 60.0) ->
     state = engine.state()
     if state is None:
         return False
-    os.kill(state["supervisor_pid"], signal.SIGTERM)
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline and _alive(state["supervisor_pid"]):
-        time.sleep(0.5)
-    if _alive(state["supervisor_pid"]):
-        raise EngineError(f"the engine (pid {state['supervisor_pid']}) did not stop in {wait} s")
+    supervisor = _process(state["supervisor_pid"], state["supervisor_started"])
+    if supervisor is None:
+        return False
+    supervisor.terminate()
+    try:
+        supervisor.wait(timeout=wait)
+    except psutil.TimeoutExpired:
+        raise EngineError(
+            f"the engine (pid {state['supervisor_pid']}) did not stop in {wait} s"
+        ) from None
     return True
 
 
@@ -357,7 +412,7 @@ def status(home: Path | None = None, kind: str = "connect") -> dict | None:
     state = engine.state()
     if state is None:
         return None
-    return {**state, "clients": _established_connections(state["port"])}
+    return {**state, "clients": _established_connections(state["server_pid"], state["port"])}
 
 
 def main(argv: list[str]) -> int:

@@ -13,6 +13,7 @@ import fcntl
 import os
 import shlex
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
@@ -41,9 +42,7 @@ def acquire_home(home: Path, hint: str = "", description: str | None = None) -> 
     home.mkdir(parents=True, exist_ok=True)
     path = home / LOCK_NAME
     handle = path.open("a+", encoding="utf-8")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not _lock_now_or_soon(handle):
         handle.seek(0)
         holder = handle.read().strip() or "another process"
         handle.close()
@@ -61,6 +60,19 @@ def acquire_home(home: Path, hint: str = "", description: str | None = None) -> 
     _held[home] = handle
 
 
+def _lock_now_or_soon(handle: IO[str], tries: int = 10) -> bool:
+    """Take the exclusive lock, retrying briefly: :func:`holder_of` probes the lock for an
+    instant, which must not make a legitimate acquisition fail."""
+    for attempt in range(tries):
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if attempt < tries - 1:
+                time.sleep(0.02)
+    return False
+
+
 def lock_descriptor(home: Path) -> int:
     """The file descriptor of the lock this process holds on ``home`` (to hand to a child)."""
     return _held[home.resolve()].fileno()
@@ -75,13 +87,14 @@ def release_home(home: Path) -> None:
 
 
 def holder_of(home: Path) -> str | None:
-    """Who holds ``home`` now (None when nobody does)."""
+    """Who holds ``home`` now (None when nobody does). Probes with a shared lock held for an
+    instant (acquire_home retries past it)."""
     path = home.resolve() / LOCK_NAME
     if not path.exists():
         return None
     with path.open("a+", encoding="utf-8") as handle:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
             return handle.read().strip() or "another process"

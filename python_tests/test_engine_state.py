@@ -1,0 +1,97 @@
+"""The engine's state is trusted only when proven: its supervisor is the very process that wrote
+it (pid and creation time), one start at a time per home, the state replaced atomically."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import psutil
+from servers import free_port
+
+from spark_cdc import engine
+
+# A stand-in supervisor: counts its starts, holds the home, answers on its port after a slow
+# start, then records its state as the real supervisor does.
+FAKE_SUPERVISOR = """
+import os, signal, socket, sys, time
+from pathlib import Path
+import psutil
+from spark_cdc import engine
+from spark_cdc.home_lock import acquire_home
+home, kind, port = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+with (home / "spawned").open("a") as handle:
+    handle.write(f"{os.getpid()}\\n")
+acquire_home(home)
+server = socket.socket()
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("127.0.0.1", port))
+server.listen()
+time.sleep(1.5)
+state = {"kind": kind, "supervisor_pid": os.getpid(),
+         "supervisor_started": psutil.Process().create_time(), "server_pid": os.getpid(),
+         "port": port, "url": f"sc://localhost:{port}", "started_at": "now",
+         "idle_timeout": 60, "log": ""}
+engine._write_state(engine.Engine(home, kind).state_file, state)
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+while True:
+    time.sleep(0.2)
+"""
+
+
+def _write_state(home: Path, pid: int, started: float) -> None:
+    folder = home / "engine"
+    folder.mkdir(parents=True, exist_ok=True)
+    state = {"kind": "connect", "supervisor_pid": pid, "supervisor_started": started,
+             "server_pid": pid, "port": 1, "url": "sc://localhost:1"}  # fmt: skip
+    (folder / "connect.json").write_text(json.dumps(state))
+
+
+def test_a_state_file_whose_pid_is_now_another_process_is_no_engine(tmp_path):
+    # After a reboot or a SIGKILL the state file stays, and its pid may belong to anyone.
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        _write_state(tmp_path, bystander.pid, psutil.Process(bystander.pid).create_time() - 5)
+        assert engine.Engine(tmp_path).state() is None
+        assert engine.status(tmp_path) is None
+        assert engine.stop(tmp_path) is False
+        assert bystander.poll() is None  # never signalled
+    finally:
+        bystander.kill()
+        bystander.wait()
+    _write_state(tmp_path, bystander.pid, 0.0)  # a pid that no longer runs
+    assert engine.Engine(tmp_path).state() is None
+
+
+def test_two_cold_starts_at_once_start_one_engine(tmp_path, monkeypatch):
+    def fake(home_engine, port, idle_timeout):
+        return [sys.executable, "-c", FAKE_SUPERVISOR, str(home_engine.home), "connect", str(port)]
+
+    monkeypatch.setattr(engine, "supervisor_command", fake)
+    port = free_port()
+    results: list = []
+
+    def start() -> None:
+        try:
+            results.append(engine.start(tmp_path, "connect", port=port, wait=60))
+        except Exception as error:
+            results.append(error)
+
+    threads = [threading.Thread(target=start) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert all(isinstance(r, dict) for r in results), results
+        assert results[0]["supervisor_pid"] == results[1]["supervisor_pid"]
+        assert len((tmp_path / "spawned").read_text().split()) == 1
+    finally:
+        state = next((r for r in results if isinstance(r, dict)), None)
+        assert engine.stop(tmp_path)
+    assert state is not None
+    assert engine._process(state["supervisor_pid"], state["supervisor_started"]) is None
+    assert engine.Engine(tmp_path).state() is None
