@@ -9,22 +9,8 @@ from dataclasses import dataclass, field
 from spark_cdc.scaffold.names import AddError, refuse_reserved, source_name
 from spark_cdc.scaffold.render import render
 
-CHANGE_EVENT_RESERVED = (
-    "created_at",
-    "updated_at",
-    "last_change_type",
-    "process_id",
-    "valid_from",
-    "valid_to",
-    "change_type",
-    "is_deleted",
-    "is_current",
-    "event_seq",
-    "event_fingerprint",
-    "version_id",
-    "is_ambiguous",
-    "row_hash",
-)
+# Columns the change-event tables add to a source's own (besides resolve.VERSION_COLUMNS).
+CHANGE_EVENT_TABLE_COLUMNS = ("updated_at", "last_change_type", "row_hash")
 HASH_CDC_RESERVED = (
     "key_hash",
     "nonkey_hash",
@@ -145,7 +131,10 @@ def change_event_files(source: ChangeEventSource) -> dict[str, str]:
             "--initial-rows is for the events input (a Debezium feed starts with its "
             "snapshot reads)"
         )
-    refuse_reserved(source.columns, CHANGE_EVENT_RESERVED, "change-event source")
+    from spark_cdc.change_events.resolve import VERSION_COLUMNS as RESOLVED
+
+    reserved = (*RESOLVED, *CHANGE_EVENT_TABLE_COLUMNS)
+    refuse_reserved(source.columns, reserved, "change-event source")
     parse_lateness(source.allowed_lateness)
     key_tests = "[unique, not_null]" if len(source.keys) == 1 else "[not_null]"
     staged = (
