@@ -19,6 +19,7 @@ Entry points (the library functions the dbt models and the commands call):
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -37,7 +38,7 @@ from pyspark.sql import functions as F
 from spark_cdc.change_events.debezium import normalize_debezium
 from spark_cdc.change_events.landing import InitialRowsError, land_batch_files, land_initial_rows
 from spark_cdc.change_events.model import TargetSchema
-from spark_cdc.change_events.pipeline import SourceConfig, ledger_increment
+from spark_cdc.change_events.pipeline import SourceConfig, history_increment, ledger_increment
 from spark_cdc.hash_cdc.compare import initial_state
 from spark_cdc.hash_cdc.config import ConfigError, DatasetConfig
 from spark_cdc.hash_cdc.extracts import commit_metadata, read_extract
@@ -298,7 +299,28 @@ def hash_previous(spark, tmp_path_factory):
     return tables
 
 
+def _input_rows(case: Case, config: DatasetConfig) -> list[dict[str, str | None]]:
+    """The extract's records as plain Python reads them (csv module, pyarrow): the count and
+    the values the written tables are checked against, independent of the code under test."""
+    if case.entry == "parquet":
+        records = pq.read_table(io.BytesIO(case.data)).to_pylist()
+        return [
+            {
+                k: v.decode(errors="replace") if isinstance(v, bytes) else v
+                for k, v in record.items()
+            }
+            for record in records
+        ]
+    text = case.data.decode(errors="replace")
+    csv.field_size_limit(len(text) + 1)
+    rows = [row for row in csv.reader(io.StringIO(text)) if row]
+    header, records = rows[0], rows[1:]
+    return [dict(zip(header, row, strict=False)) for row in records]
+
+
 def _run_hash(spark, case: Case, folder: Path, tables: dict[str, str]) -> Outcome:
+    """Apply the extract as the model does and write what it writes (current table and
+    quarantine); count applied, quarantined and lost from those written tables."""
     config = case.config or HASH
     if case.entry == "parquet":
         config = DatasetConfig(**{**config.__dict__, "file_format": "parquet"})
@@ -308,21 +330,41 @@ def _run_hash(spark, case: Case, folder: Path, tables: dict[str, str]) -> Outcom
     run = RunSettings(effective_date=DATE, landing_root=str(folder))
     before = {r.key_hash for r in spark.table(table).where("operation != 'D'").collect()}
     outcome = Outcome()
+    written, quarantine = "matrix.hash_after", "matrix.hash_quarantine"
     try:
         raw = read_extract(spark, str(folder), config, config.file_format)
         staged = stage_extract(raw, config, DATE).localCheckpoint()
-        outcome.rows_in = staged.count()
-        outcome.reasons = Counter(
-            r[REASON] for r in staged.where(F.col(REASON).isNotNull()).collect()
-        )
-        outcome.quarantined = sum(outcome.reasons.values())
-        outcome.applied = outcome.rows_in - outcome.quarantined
         after = current_state(spark, staged, table, config, run)
-        live = {r.key_hash for r in after.where("operation != 'D'").collect()}
-        outcome.lost = sorted(before - live)
     except (ConfigError, MassDeleteError) as error:
         outcome.error = str(error)
-    assert latest_version(spark, table) == version  # the library wrote nothing
+        assert latest_version(spark, table) == version  # nothing written
+        return outcome
+    assert latest_version(spark, table) == version  # the library itself wrote nothing
+    after.write.format("delta").mode("overwrite").option("overwriteSchema", True).saveAsTable(
+        written
+    )
+    staged.where(F.col(REASON).isNotNull()).write.format("delta").mode("overwrite").option(
+        "overwriteSchema", True
+    ).saveAsTable(quarantine)
+    # From the written tables only.
+    held = spark.table(quarantine).collect()
+    live = [r.asDict() for r in spark.table(written).where("operation != 'D'").collect()]
+    key, value = next(iter(config.keys)), next(iter(config.nonkeys))
+    held_keys = set()
+    for row in held:
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            held_keys.add(json.loads(row.raw_record).get(key))
+    live_values = {(str(r[key]), r[value]) for r in live}
+    inputs = _input_rows(case, config)
+    outcome.rows_in = len(inputs)
+    outcome.reasons = Counter(r[REASON] for r in held)
+    outcome.quarantined = len(held)
+    outcome.applied = sum(
+        1
+        for r in inputs
+        if r.get(key) not in held_keys and (str(r.get(key)), r.get(value)) in live_values
+    )
+    outcome.lost = sorted(before - {r["key_hash"] for r in live})
     return outcome
 
 
@@ -438,10 +480,19 @@ LANDING_CASES = [
         lines(
             GOOD_EVENT,
             event(
-                column_names=["id", "name", "amount", "a.b", "c d", "名前"],
+                column_names=["id", "name", "amount", "a.b", "c-d", "名前"],
                 column_values=["6", "f", "1", "x", "y", "z"],
             ),
         ),
+    ),
+    Case(
+        "landing",
+        "a name no Delta column can have",
+        lines(
+            GOOD_EVENT,
+            event(column_names=["id", "name", "amount", "c d"], column_values=["8", "h", "1", "y"]),
+        ),
+        reasons={"invalid_name:$.c d": 1},
     ),
     Case(
         "landing",
@@ -569,33 +620,56 @@ DEBEZIUM_CASES = [
 ]
 
 
-def _ledger_outcome(ledger) -> Outcome:
-    rows = ledger.select("status", REASON).collect()
+HIGH = "9999-12-31 23:59:59"
+
+
+def _ledger_outcome(spark, ledger, rows_in: int) -> Outcome:
+    """Write the ledger and the history resolved from it, as the models do; count from them.
+    ``rows_in`` is what the input holds, counted in plain Python."""
+    ledger.write.format("delta").mode("overwrite").option("overwriteSchema", True).saveAsTable(
+        "matrix.ledger"
+    )
+    written = spark.table("matrix.ledger")
+    history = history_increment(written, None, None, SOURCE, HIGH, "matrix")
+    history.write.format("delta").mode("overwrite").option("overwriteSchema", True).saveAsTable(
+        "matrix.history"
+    )
+    keys = [F.col(f"image.{k}").alias(k) for k in TARGET.keys]
+    rows = written.select("status", REASON, "change_kind", *keys).collect()
     statuses = Counter(r.status for r in rows)
+    kept = {tuple(r[k] for k in TARGET.keys) for r in spark.table("matrix.history").collect()}
+    applied_keys = {
+        tuple(r[k] for k in TARGET.keys)
+        for r in rows
+        if r.status == "applied" and r.change_kind in ("insert", "update")
+    }
     return Outcome(
         reasons=Counter(r[REASON] for r in rows if r[REASON] is not None),
-        rows_in=len(rows),
+        rows_in=rows_in,
         applied=statuses["applied"],
         quarantined=statuses["quarantined"],
         duplicates=statuses["duplicate"],
+        # An applied event whose key has no version in the written history was lost.
+        lost=sorted(applied_keys - kept),
     )
 
 
 def _run_landing(spark, case: Case, folder: Path) -> Outcome:
     path = folder / "batch-00000.jsonl"
     path.write_bytes(case.data)
+    expected_lines = [line for line in case.data.split(b"\n") if line.strip()]
     table = "matrix.change_events_feed"
     spark.sql(f"drop table if exists {table}")
     land_batch_files(spark, table, [path])
     if not spark.catalog.tableExists(table):
-        return Outcome()
+        return Outcome(rows_in=len(expected_lines))  # reconciles only when there was nothing
     landed = spark.table(table)
-    outcome = _ledger_outcome(ledger_increment(landed, None, SOURCE, "matrix"))
-    expected_lines = [line for line in case.data.split(b"\n") if line.strip()]
-    assert landed.count() == outcome.rows_in == len(expected_lines)  # every line is kept
+    assert landed.count() == len(expected_lines)  # every line is kept
     unreadable = landed.where("_landing_error is not null")
     assert unreadable.where("_raw_record is null").count() == 0  # ... with its raw text
-    return outcome
+    return _ledger_outcome(
+        spark, ledger_increment(landed, None, SOURCE, "matrix"), len(expected_lines)
+    )
 
 
 def _run_feed(spark, case: Case) -> Outcome:
@@ -610,7 +684,7 @@ def _run_feed(spark, case: Case) -> Outcome:
         "column_values array<string>, old_key_names array<string>, old_key_values array<string>, "
         "_batch_id bigint",
     )
-    return _ledger_outcome(ledger_increment(frame, None, SOURCE, "matrix"))
+    return _ledger_outcome(spark, ledger_increment(frame, None, SOURCE, "matrix"), len(rows))
 
 
 def _run_debezium(spark, case: Case) -> Outcome:
@@ -618,7 +692,9 @@ def _run_debezium(spark, case: Case) -> Outcome:
     frame = spark.createDataFrame([(0, v) for v in values], "_batch_id long, raw binary")
     messages = frame.select("_batch_id", F.col("raw").cast("string").alias("value"))
     return _ledger_outcome(
-        ledger_increment(normalize_debezium(messages, TARGET), None, SOURCE, "m")
+        spark,
+        ledger_increment(normalize_debezium(messages, TARGET), None, SOURCE, "m"),
+        len(values),
     )
 
 
@@ -714,29 +790,32 @@ def _run_json(spark, case: Case, folder: Path) -> Outcome:
         for r in events.collect()
         if r.parse_error or r.conflict_reason
     )
-    outcome = Outcome(reasons=reasons, rows_in=bronze.count())
+    lines_in = [line for line in case.data.split(b"\n") if line != b""]
+    bronze.write.format("delta").mode("overwrite").option("overwriteSchema", True).saveAsTable(
+        "matrix.bronze"
+    )
+    outcome = Outcome(reasons=reasons, rows_in=len(lines_in))
     outcome.quarantined = sum(reasons.values())
-    outcome.applied = outcome.rows_in - outcome.quarantined
-    # Every accepted event type can be written to a silver table as it is.
+    assert spark.table("matrix.bronze").count() == len(lines_in)  # bronze keeps every line
+    # Every accepted event type is written to a silver table of its own; applied = the rows
+    # those written tables hold.
     accepted = registry.where("status = 'accepted'")
-    for row in (
+    from spark_cdc.schema_drift.inference import schema_from_json
+
+    for number, row in enumerate(
         accepted.groupBy("event_type")
         .agg(F.max_by("superset_schema", "schema_version").alias("s"))
         .collect()
     ):
-        from spark_cdc.schema_drift.inference import schema_from_json
-
         rows = bronze.join(
             accepted.select("event_type", "variation_hash", "schema_version"),
             ["event_type", "variation_hash"],
         ).where(F.col("event_type") == row.event_type)
-        silver = parse_events(rows, schema_from_json(row.s))
-        silver.writeTo("matrix.silver").using("delta").tableProperty(
+        silver = f"matrix.silver_{number}"
+        parse_events(rows, schema_from_json(row.s)).writeTo(silver).using("delta").tableProperty(
             "delta.columnMapping.mode", "name"
         ).createOrReplace()
-        assert spark.table("matrix.silver").count() == rows.count()
-    lines_in = [line for line in case.data.split(b"\n") if line != b""]
-    assert outcome.rows_in == len(lines_in)  # bronze keeps every line
+        outcome.applied += spark.table(silver).count()
     return outcome
 
 

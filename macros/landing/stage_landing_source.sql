@@ -16,6 +16,9 @@
         {%- set relation = source(source_name, table_name) -%}
         {%- set options = external.get("options") or {} -%}
         {%- set location = external.location | trim -%}
+        {%- if target.type == 'sparkcdc' -%}
+            {%- set location = adapter.spark_location(location) -%}
+        {%- endif -%}
         {%- do run_query("create schema if not exists " ~ relation.schema) -%}
         {%- if load_relation(relation) is not none -%}
             {%- set described = run_query("describe table extended " ~ relation) -%}

@@ -52,7 +52,13 @@ def query(target) -> Callable[[str], list[dict]]:
     if target.method == "thrift":
         from pyhive import hive
 
-        connection = hive.connect(host=target.host, port=target.port, username="dbt")
+        from spark_cdc.engine import LOOPBACK
+        from spark_cdc.targets import home_engine_state, is_home_engine
+
+        host, port = target.host, target.port
+        if is_home_engine(target):
+            host, port = LOOPBACK, home_engine_state("thrift")["port"]
+        connection = hive.connect(host=host, port=port, username="dbt")
 
         def run(sql: str) -> list[dict]:
             cursor = connection.cursor()

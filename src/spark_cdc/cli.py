@@ -323,7 +323,12 @@ def _engine_parser(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("action", choices=("start", "stop", "status"))
     parser.add_argument("--thrift", action="store_true", help="the Thrift server instead")
-    parser.add_argument("--port", type=int, default=None, help="default 15002 (Thrift 10000)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="a fixed port (default: a free one, recorded in the state)",
+    )
     parser.add_argument(
         "--idle-timeout", type=float, default=1800.0, help="seconds without a client (1800)"
     )

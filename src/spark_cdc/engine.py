@@ -42,8 +42,8 @@ from spark_cdc.jars import delta_jars, fetch_delta_jars
 from spark_cdc.runtime import DEFAULT_MASTER, default_home, session_settings
 
 KINDS = {
-    "connect": ("org.apache.spark.sql.connect.service.SparkConnectServer", 15002),
-    "thrift": ("org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", 10000),
+    "connect": "org.apache.spark.sql.connect.service.SparkConnectServer",
+    "thrift": "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
 }
 DEFAULT_IDLE_TIMEOUT = 1800
 LOOPBACK = "127.0.0.1"
@@ -154,6 +154,13 @@ def _start_lock(engine: Engine, wait: float):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _free_port() -> int:
+    """A loopback port free now, chosen by the kernel: each home's engine gets its own."""
+    with socket.socket() as probe:
+        probe.bind((LOOPBACK, 0))
+        return int(probe.getsockname()[1])
+
+
 def _port_open(port: int, timeout: float = 1.0) -> bool:
     try:
         with socket.create_connection((LOOPBACK, port), timeout=timeout):
@@ -211,7 +218,7 @@ def server_command(engine: Engine, port: int, master: str = DEFAULT_MASTER) -> l
     command = [
         str(spark_home / "bin" / "spark-submit"),
         "--class",
-        KINDS[engine.kind][0],
+        KINDS[engine.kind],
         "--master",
         settings.pop("spark.master"),
         "--driver-memory",
@@ -267,6 +274,8 @@ def serve(engine: Engine, port: int, idle_timeout: float) -> int:
         # The server holds the home's lock too (the metastore is open as long as it runs).
         pass_fds=(lock_descriptor(engine.home),),
         preexec_fn=_die_with_parent,
+        # Relative paths the server is handed resolve against the home, whoever started it.
+        cwd=engine.home,
     )
     stopping = {"now": False}
 
@@ -318,28 +327,45 @@ def start(
     port: int | None = None,
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     wait: float = 300.0,
+    announce: bool = False,
 ) -> dict:
-    """Start the engine of ``home`` unless it runs; wait until it answers; return its state."""
+    """Start the engine of ``home`` unless it runs; wait until it answers; return its state.
+    ``port``: a fixed port (default: a free one chosen at start, recorded in the state);
+    ``announce``: say on stderr that an engine is being started (a command that starts it on
+    demand)."""
     engine = Engine((home or default_home()).resolve(), kind)
     running = engine.state()
     if running is not None:
         return running
     with _start_lock(engine, wait):
-        return engine.state() or _spawn(engine, port, idle_timeout, wait)
+        return engine.state() or _spawn(engine, port, idle_timeout, wait, announce)
 
 
-def _spawn(engine: Engine, port: int | None, idle_timeout: float, wait: float) -> dict:
+def _spawn(
+    engine: Engine, port: int | None, idle_timeout: float, wait: float, announce: bool
+) -> dict:
     """Start the supervisor (under the start lock) and wait until the server answers."""
     kind = engine.kind
     holder = holder_of(engine.home)
     if holder is not None:
         raise HomeInUseError(
             f"SPARK_CDC_HOME {engine.home} is in use by {holder}: the engine needs the home's "
-            "metastore to itself. Stop that process first."
+            "metastore to itself. Wait for that process to end, or use another SPARK_CDC_HOME."
         )
-    port = port or KINDS[kind][1]
-    if _port_open(port):
-        raise EngineError(f"port {port} on {LOOPBACK} is taken by another program: pass --port")
+    if port is not None and _port_open(port):
+        raise EngineError(
+            f"port {port} on {LOOPBACK} is in use by another program: pass another --port, or "
+            "none (a free port is chosen)"
+        )
+    port = port or _free_port()
+    if announce:
+        print(
+            f"spark_cdc: starting the warm {kind} engine of {engine.home} on port {port} "
+            f"(about 40 s the first time; it stops after {idle_timeout / 60:.0f} min without a "
+            f"client, or on 'spark-cdc engine stop'; log {engine.log_file})",
+            file=sys.stderr,
+            flush=True,
+        )
     supervisor = subprocess.Popen(
         supervisor_command(engine, port, idle_timeout),
         stdin=subprocess.DEVNULL,
@@ -387,6 +413,29 @@ def _log_tail(path: Path, lines: int = 15) -> str:
     return "\n".join((interesting or text)[-lines:])
 
 
+def make_way_for_embedded(home: Path) -> None:
+    """Before an embedded command takes ``home``: an idle engine of the home (no client
+    connected) is stopped, as a build daemon gives way; a busy one is named in the error."""
+    for kind in KINDS:
+        state = status(home, kind)
+        if state is None:
+            continue
+        if state["clients"]:
+            raise HomeInUseError(
+                f"SPARK_CDC_HOME {home} is in use by its warm {kind} engine, which has "
+                f"{state['clients']} client(s) now: run this command through it "
+                f"(SPARK_CDC_TARGET={'engine' if kind == 'connect' else 'thrift'}), or wait for "
+                f"them and stop it (spark-cdc engine stop{' --thrift' if kind == 'thrift' else ''})"
+            )
+        print(
+            f"spark_cdc: stopping the idle {kind} engine of {home} (no client) to run on the "
+            "embedded runtime; the next engine command starts it again",
+            file=sys.stderr,
+            flush=True,
+        )
+        stop(home, kind)
+
+
 def stop(home: Path | None = None, kind: str = "connect", wait: float = 60.0) -> bool:
     """Stop the engine of ``home``; False when it was not running."""
     engine = Engine((home or default_home()).resolve(), kind)
@@ -397,12 +446,15 @@ def stop(home: Path | None = None, kind: str = "connect", wait: float = 60.0) ->
     if supervisor is None:
         return False
     supervisor.terminate()
-    try:
-        supervisor.wait(timeout=wait)
-    except psutil.TimeoutExpired:
-        raise EngineError(
-            f"the engine (pid {state['supervisor_pid']}) did not stop in {wait} s"
-        ) from None
+    # Polled rather than waited on: the supervisor may be another process's child, left a
+    # zombie until that process reaps it (a zombie has stopped).
+    deadline = time.monotonic() + wait
+    while _process(state["supervisor_pid"], state["supervisor_started"]) is not None:
+        if time.monotonic() > deadline:
+            raise EngineError(
+                f"the engine (pid {state['supervisor_pid']}) did not stop in {wait:.0f} s"
+            )
+        time.sleep(0.2)
     return True
 
 

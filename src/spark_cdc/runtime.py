@@ -28,6 +28,12 @@ def default_home() -> Path:
     return Path(os.environ.get("SPARK_CDC_HOME", ".spark_cdc")).expanduser().resolve()
 
 
+def java_option(name: str, value: str) -> str:
+    """``-Dname=value`` quoted for Spark's option parser (a path with spaces stays one option)."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'-D{name}="{escaped}"'
+
+
 def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]:
     """Spark settings of the embedded runtime, lean for a 2-core machine.
 
@@ -39,12 +45,15 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
     warehouse = home / "warehouse"
     metastore = home / "metastore_db"
     log_config = Path(__file__).parent / "conf" / "log4j2.properties"
-    driver_options = (
-        f"-Duser.timezone={SESSION_TIME_ZONE} -Dderby.system.home={home} "
-        f"-Dlog4j.configurationFile=file:{log_config}"
+    driver_options = " ".join(
+        (
+            java_option("user.timezone", SESSION_TIME_ZONE),
+            java_option("derby.system.home", str(home)),
+            java_option("log4j.configurationFile", log_config.resolve().as_uri()),
+        )
     )
     # Executors may run on other hosts: they get no path of this machine.
-    executor_options = f"-Duser.timezone={SESSION_TIME_ZONE}"
+    executor_options = java_option("user.timezone", SESSION_TIME_ZONE)
     return {
         "spark.master": master,
         "spark.app.name": "spark_cdc",
@@ -131,6 +140,9 @@ def get_or_create_session(
     for key, value in (extra or {}).items():
         settings[str(key)] = str(value)
     if uses_embedded_metastore(settings):
+        from spark_cdc.engine import make_way_for_embedded
+
+        make_way_for_embedded(home)
         acquire_home(home)
     check_reachable(settings["spark.master"])
     builder = SparkSession.builder

@@ -10,9 +10,9 @@ through :func:`session_for`, so that their tables reach the same metastore as db
 
 - ``method: session`` — a Spark session in this process: the embedded runtime when ``host`` is a
   ``local[...]`` master, a cluster's driver for ``spark://``, ``yarn`` or ``k8s://`` masters;
-- ``method: connect`` — a Spark Connect client of ``host`` (``sc://host:port/;token=...``); for
-  the local engine (``sc://localhost:<port>`` without a token) the home's engine is started when
-  it is not running and its token is read from the home;
+- ``method: connect`` — a Spark Connect client of ``host``: ``home-engine`` is this home's warm
+  engine (started when it is not running; its port and token read from the home), anything else
+  a Spark Connect URL used as given (``sc://host:port/;token=...``, a local server included);
 - ``thrift``, ``http``, ``odbc`` — SQL only: Python code (Python models, landing, generators
   that write tables) cannot run there, and says so.
 """
@@ -24,12 +24,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import yaml
 
 PROFILE = "spark_cdc"
 SESSION_METHODS = ("session", "connect")
+# The host that names this home's own warm engine (connect and thrift targets): explicit, so that
+# any sc:// or host:port, localhost included, is a server of the user's.
+HOME_ENGINE = "home-engine"
 
 
 class TargetError(RuntimeError):
@@ -118,28 +120,30 @@ def current_target(name: str | None = None) -> Target:
     )
 
 
-def is_local_engine(target: Target) -> bool:
-    """Whether a connect target points at this machine's engine (started on demand)."""
-    parsed = urlparse(target.host.split(";", 1)[0].rstrip("/"))
-    return (
-        parsed.hostname in ("localhost", "127.0.0.1")
-        and not target.token
-        and (";token=" not in target.host)
-    )
+def is_home_engine(target: Target) -> bool:
+    """Whether the target names this home's own engine (``host: home-engine``)."""
+    return target.host.strip() == HOME_ENGINE
+
+
+def home_engine_state(kind: str, home: Path | None = None) -> dict:
+    """The state of this home's engine of ``kind``, started (and said so) when not running."""
+    from spark_cdc import engine
+    from spark_cdc.runtime import default_home
+
+    return engine.start((home or default_home()).resolve(), kind, announce=True)
 
 
 def connect_url(target: Target, home: Path | None = None) -> str:
-    """The Spark Connect URL of a connect target, with its token (the local engine's own, read
-    from the home, when the profile gives none), starting the local engine when needed."""
-    url = target.host if target.host.startswith("sc://") else f"sc://{target.host}"
-    if is_local_engine(target):
+    """The Spark Connect URL of a connect target, with its token: for ``home-engine`` the home's
+    engine (started when needed) with the home's token; else ``host`` as given, plus the
+    profile's token."""
+    if is_home_engine(target):
         from spark_cdc import engine
         from spark_cdc.runtime import default_home
 
         home = (home or default_home()).resolve()
-        port = urlparse(url.split(";", 1)[0]).port or engine.KINDS["connect"][1]
-        state = engine.start(home, "connect", port=port)
-        return engine.Engine(home, "connect").url(state["port"])
+        return engine.Engine(home, "connect").url(home_engine_state("connect", home)["port"])
+    url = target.host if target.host.startswith("sc://") else f"sc://{target.host}"
     if target.token and ";token=" not in url:
         url = url.rstrip("/") + f"/;token={target.token}"
     return url

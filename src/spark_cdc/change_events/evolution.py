@@ -10,7 +10,10 @@ superset of the declared columns with :func:`spark_cdc.schema_drift.inference.ev
   widest type of the widening chain, so a discovered column never changes type between runs and
   an incremental run equals a full rebuild; declare a column to type it);
 - a column set holding a name equal ignoring case to an earlier column (or to a column of the
-  history table) conflicts: its events are quarantined with ``name_collision:<a>:<b>``.
+  history table) conflicts: its events are quarantined with ``name_collision:<a>:<b>``;
+- a column set holding a new name that a Delta column cannot have (a space or one of
+  ``,;{}()=``, a tab or a newline) is quarantined with ``invalid_name:$.<name>`` (checked
+  first; dots, dashes and other Unicode are kept).
 
 Declared columns keep their declared types. The ledger keeps the images of the declared columns;
 the discovered columns are read from the raw names and values when versions are resolved.
@@ -29,6 +32,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.normalize import REASON, _text
 from spark_cdc.change_events.resolve import VERSION_COLUMNS
+from spark_cdc.hash_cdc.config import DELTA_FORBIDDEN
 from spark_cdc.schema_drift.inference import evolve
 
 BATCH = "_batch_id"
@@ -55,8 +59,23 @@ def column_sets(events: DataFrame) -> list[tuple[int, tuple[str, ...]]]:
     return sorted((row.first, tuple(row.names)) for row in rows)
 
 
+def _unstorable(schema: TargetSchema, names: Sequence[str]) -> str | None:
+    """The first new name of a column set that a Delta table cannot hold (one of
+    :data:`DELTA_FORBIDDEN` in it), if any."""
+    for name in names:
+        if name not in schema.columns and set(name) & set(DELTA_FORBIDDEN):
+            return name
+    return None
+
+
 def discover(schema: TargetSchema, sets: Sequence[tuple[int, tuple[str, ...]]]) -> Discovery:
     """Apply the registry's rules to the column sets, in the given order."""
+    unstorable = {
+        names: f"invalid_name:$.{name}"
+        for _, names in sets
+        if (name := _unstorable(schema, names)) is not None
+    }
+    sets = [(first, names) for first, names in sets if names not in unstorable]
     declared = StructType([StructField(name, StringType()) for name in schema.columns])
     prototypes = [(json.dumps(names), json.dumps(dict.fromkeys(names, ""))) for _, names in sets]
     outcome = evolve(declared, prototypes, RESERVED)
@@ -64,6 +83,7 @@ def discover(schema: TargetSchema, sets: Sequence[tuple[int, tuple[str, ...]]]) 
         field.name for field in outcome.superset.fields if field.name not in schema.columns
     )
     conflicts = {tuple(json.loads(key)): reason for key, reason in outcome.conflicts.items()}
+    conflicts.update(unstorable)
     # evolve sorts a superset's fields by name: keep the order in which columns appeared.
     first_seen: dict[str, int] = {}
     for position, (_, names) in enumerate(sets):

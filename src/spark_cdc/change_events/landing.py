@@ -28,6 +28,7 @@ from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.normalize import FEED_COLUMNS, LANDING_ERROR, RAW_RECORD
 from spark_cdc.change_events.pipeline import BATCH
 from spark_cdc.json_text import is_strict_json
+from spark_cdc.paths import spark_location
 
 SOURCE_FILE = "_source_file"
 # Every field as text first: a value of the wrong type must not fail the whole batch.
@@ -57,7 +58,7 @@ def _landing_error(line: Column, parsed: Column) -> Column:
 
 def read_batch_file(spark: SparkSession, path: Path | str) -> DataFrame:
     """The events of one JSON-lines batch file: one row per non-blank line (see module doc)."""
-    lines = spark.read.text(str(path)).where(F.trim(F.col("value")) != "")
+    lines = spark.read.text(spark_location(path)).where(F.trim(F.col("value")) != "")
     schema = f"{_TEXT_FIELDS}, {_CORRUPT} string"
     parsed = F.from_json(
         "value", schema, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
@@ -109,7 +110,7 @@ def land_batch_files(spark: SparkSession, table: str, files: Sequence[Path | str
 def read_debezium_file(spark: SparkSession, path: Path | str) -> DataFrame:
     """The messages of one Debezium JSON-lines file: one row per non-blank line, as delivered
     in ``value`` (read and checked later, by change_events.debezium in the source's ledger)."""
-    lines = spark.read.text(str(path)).where(F.trim(F.col("value")) != "")
+    lines = spark.read.text(spark_location(path)).where(F.trim(F.col("value")) != "")
     return lines.select("value", F.input_file_name().alias(SOURCE_FILE))
 
 
@@ -144,7 +145,7 @@ def read_initial_rows(spark: SparkSession, path: Path | str, schema: TargetSchem
     """The existing rows of a JSON-lines file, typed, with the reason each bad row is bad
     (``_landing_error``: malformed_json, null_key:<col>, cast_failed:<col>,
     invalid_created_at, invalid_updated_at)."""
-    lines = spark.read.text(str(path)).where(F.trim(F.col("value")) != "")
+    lines = spark.read.text(spark_location(path)).where(F.trim(F.col("value")) != "")
     names = [*schema.columns, "created_at", "updated_at"]
     parsed = F.from_json("value", ", ".join(f"`{name}` string" for name in names))
     staged = lines.select("value", parsed.alias("p"))

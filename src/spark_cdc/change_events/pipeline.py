@@ -43,6 +43,7 @@ from spark_cdc.change_events.evolution import (
 from spark_cdc.change_events.model import ChangeEventConfigError, TargetSchema
 from spark_cdc.change_events.normalize import REASON, normalize_events
 from spark_cdc.change_events.resolve import VERSION_COLUMNS, resolve_versions
+from spark_cdc.hash_cdc.hashing import column
 
 BATCH = "_batch_id"
 STATUSES = ("applied", "duplicate", "quarantined")
@@ -258,7 +259,8 @@ def _resolved(
     events: DataFrame, base: DataFrame | None, config: SourceConfig, high_dttm: str, process_id: str
 ) -> DataFrame:
     versions = resolve_versions(events, config.schema, high_dttm, base, process_id)
-    content = [c for c in versions.columns if c != "process_id"]
+    # Quoted: a discovered column's name may hold a dot (``a.b``), which F.col would split.
+    content = [column(c) for c in versions.columns if c != "process_id"]
     return versions.withColumn("row_hash", F.md5(F.to_json(F.struct(*content))))
 
 

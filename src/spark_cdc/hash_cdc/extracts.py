@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from spark_cdc.hash_cdc.config import ConfigError, DatasetConfig
+from spark_cdc.paths import spark_location
 
 EFFECTIVE_DATE_KEY = "hash_cdc_effective_date"
 # The raw text of a CSV line whose field count differs from the header's (Spark's corrupt-record
@@ -42,7 +43,7 @@ def effective_date_text(value: object) -> str:
 def landing_folder(root: str, dataset: str, effective_date: str) -> str:
     """Where the extract of ``dataset`` for ``effective_date`` lands: <root>/<dataset>/<date>/
     (a local path or any URL Spark reads, e.g. s3a://bucket/landing)."""
-    return f"{str(root).rstrip('/')}/{dataset}/{effective_date}"
+    return f"{spark_location(root).rstrip('/')}/{dataset}/{effective_date}"
 
 
 def _all_strings(names: list[str], extra: tuple[str, ...] = ()) -> StructType:
@@ -127,6 +128,9 @@ def _read_csv(spark: SparkSession, folder: str, pattern: str, files: list[str]) 
     _check_header(header, folder)
     return (
         spark.read.option("header", True)
+        # RFC 4180: a quote inside a quoted value is doubled ("" -> "). Spark's default escape
+        # (a backslash) would keep the doubled quotes and the outer ones in the value.
+        .option("escape", '"')
         .option("pathGlobFilter", pattern)
         .option("enforceSchema", False)
         .option("mode", "PERMISSIVE")

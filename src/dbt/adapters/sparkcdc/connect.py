@@ -13,8 +13,11 @@ import contextlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.session import Cursor, SessionConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
+
+logger = AdapterLogger("Spark")
 
 
 def connection_session(root: Any, server_side_parameters: Mapping[str, str]) -> Any:
@@ -112,6 +115,18 @@ class BoundSessionConnectionWrapper(SessionConnectionWrapper):
     def hold(self, scope: str, keep_alive: Any) -> None:
         """Keep a Python model's cache scope and objects until the connection closes."""
         self._held.append((scope, keep_alive))
+
+    def cancel(self) -> None:
+        """Stop what this connection's session runs on the engine now (dbt calls it on every
+        other open connection after Ctrl-C): Spark's ``interruptAll`` of the session, which is
+        this connection's own, on Spark Connect (a server keeps running a query its client
+        left) and in this process alike."""
+        try:
+            interrupted = self.session.interruptAll()
+        except Exception as error:  # a session already stopped has nothing left to run
+            logger.debug(f"cancel: {error}")
+            return
+        logger.debug(f"cancel: interrupted {len(interrupted)} operation(s)")
 
     def close(self) -> None:
         from spark_cdc.cache_slots import release_scope

@@ -7,6 +7,7 @@ process; ``host`` is its master URL), plus ``connect``: a Spark Connect client o
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,19 @@ def ensure_session(credentials: SparkCredentials) -> Any:
     return session_for(target_of(credentials))
 
 
+def home_thrift_credentials(credentials: SparkCredentials) -> SparkCredentials:
+    """Thrift credentials with ``host: home-engine`` resolved to this home's Thrift engine
+    (started when not running; its own port read from the home); others unchanged."""
+    from spark_cdc.targets import HOME_ENGINE, home_engine_state
+
+    if (credentials.host or "").strip() != HOME_ENGINE:
+        return credentials
+    from spark_cdc.engine import LOOPBACK
+
+    state = home_engine_state("thrift")
+    return dataclasses.replace(credentials, host=LOOPBACK, port=int(state["port"]))
+
+
 class SparkcdcConnectionManager(SparkConnectionManager):
     """dbt-spark's connection manager; with session and connect, each connection runs on a
     session of its own derived from the process's session of the target (see connect)."""
@@ -80,6 +94,8 @@ class SparkcdcConnectionManager(SparkConnectionManager):
         if connection.state == ConnectionState.OPEN:
             return connection
         method = connection.credentials.method
+        if method == SparkcdcConnectionMethod.THRIFT:
+            connection.credentials = home_thrift_credentials(connection.credentials)
         if method not in PYTHON_METHODS:
             return super().open(connection)
         try:

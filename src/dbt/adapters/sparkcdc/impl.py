@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbt.adapters.base import PythonJobHelper
+from dbt.adapters.base import PythonJobHelper, available
 from dbt.adapters.spark.impl import SparkAdapter
 
 from dbt.adapters.sparkcdc.connections import SparkcdcConnectionManager, SparkcdcConnectionMethod
@@ -32,6 +32,14 @@ class SparkcdcAdapter(SparkAdapter):
     @property
     def python_submission_helpers(self) -> dict[str, type[PythonJobHelper]]:
         return {**super().python_submission_helpers, "session": SessionPythonJobHelper}
+
+    @available
+    def spark_location(self, location: str) -> str:
+        """A landing location as Spark should read it: a local path made absolute against the
+        dbt command's folder (a Connect server would resolve it against its own)."""
+        from spark_cdc.paths import spark_location
+
+        return spark_location(location)
 
     def submit_python_job(self, parsed_model: dict, compiled_code: str) -> Any:
         """Run the model on its dbt connection's session (see python_submissions)."""
