@@ -17,6 +17,8 @@ from spark_cdc.main_job import CHANGE_EVENT_TABLES
 SELECT = ["--select", "stg_change_events__customers+", "stg_change_events__customers_initial+"]
 FEED = "landing.customers_change_events"
 HISTORY = "spark_cdc.change_events__customers_history"
+# What a run killed after its ledger commit did not build.
+HISTORY_MODELS = "change_events__customers_history+"
 CURRENT = "spark_cdc.change_events__customers_current"
 
 
@@ -60,9 +62,14 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
         spark, "landing.customers_initial_rows", folder / "initial_state.jsonl", SCHEMA
     )
     files = sorted((folder / "batches").glob("batch-*.jsonl"))
-    for delivery in (files[:2], files[2:4], files[4:]):
+    for delivery in (files[:2], files[2:4]):
         land_batch_files(spark, FEED, delivery)
         dbt("build", *SELECT)
+    # The third run is killed after its ledger commit, before its history: its rerun ledgers
+    # nothing new and writes the history. The summary must read as one uninterrupted run.
+    land_batch_files(spark, FEED, files[4:])
+    dbt("build", "--select", "stg_change_events__customers+", "--exclude", HISTORY_MODELS)
+    dbt("build", *SELECT)
     assert _current(spark) == _expected(folder)
 
     summary = spark.table("spark_cdc.change_events__customers_run_summary").collect()
@@ -71,6 +78,10 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     assert sum(r.applied for r in summary) == manifest["applied"]
     assert sum(r.duplicates for r in summary) == manifest["duplicates"]
     assert sum(r.quarantined for r in summary) == manifest["quarantined"]
+    # Every history version is counted once, for the run that took in its event (the killed
+    # one included: it took in events, so it wrote versions).
+    assert sum(r.versions_written for r in summary) == spark.table(HISTORY).count()
+    assert all(r.versions_written > 0 for r in summary)
     quarantine = spark.table("spark_cdc.change_events__customers_quarantine")
     reasons = {r[0]: r[1] for r in quarantine.groupBy("quarantine_reason").count().collect()}
     assert reasons == manifest["quarantine_reasons"]

@@ -39,13 +39,36 @@ with events as (
     group by process_id
 ),
 
+{#- A version counts for the run that took in its event (by the event's fingerprint), not
+    for the run that wrote it: a run killed between its ledger and history commits and its
+    rerun then summarize as one uninterrupted run would. Versions of the initial rows (no
+    event) count for the first run, which took them in. -#}
+applied_events as (
+    select
+        event_fingerprint,
+        min(process_id) as process_id
+    from {{ ledger }}
+    where status = 'applied'
+    group by event_fingerprint
+),
+
+first_run as (
+    select min_by(process_id, _batch_id) as process_id
+    from {{ ledger }}
+),
+
 versions as (
     select
-        process_id,
+        coalesce(
+            applied_events.process_id, first_run.process_id, history.process_id
+        ) as process_id,
         count(*) as versions_written,
-        count_if(is_ambiguous) as ambiguous_versions
-    from {{ history }}
-    group by process_id
+        count_if(history.is_ambiguous) as ambiguous_versions
+    from {{ history }} as history
+    cross join first_run
+    left join applied_events
+        on history.event_fingerprint = applied_events.event_fingerprint
+    group by 1
 )
 
 select
