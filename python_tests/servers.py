@@ -133,3 +133,11 @@ def run_engine_suite(engine: str, home: Path, **env: str) -> subprocess.Complete
         timeout=1800,
         check=False,
     )
+
+
+def suite_passed(result: subprocess.CompletedProcess) -> str:
+    """Assert that an engine-suite run passed every test; its summary line."""
+    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+    assert result.returncode == 0, f"{result.stdout[-6000:]}\n{result.stderr[-3000:]}"
+    assert " passed" in summary and "failed" not in summary and "skipped" not in summary
+    return summary

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from servers import PROJECT_DIR, run_engine_suite, standalone_cluster
+from servers import PROJECT_DIR, run_engine_suite, suite_passed
 
 from spark_cdc import engine
 from spark_cdc.dbt_invoke import copy_project
@@ -21,13 +21,6 @@ from spark_cdc.home_lock import holder_of
 
 pytestmark = pytest.mark.cli
 BIN = Path(sys.executable).parent
-
-
-def _suite_passed(result: subprocess.CompletedProcess) -> str:
-    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
-    assert result.returncode == 0, f"{result.stdout[-6000:]}\n{result.stderr[-3000:]}"
-    assert " passed" in summary and "failed" not in summary and "skipped" not in summary
-    return summary
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +34,7 @@ def connect_engine(tmp_path_factory):
 def test_the_engine_suite_on_the_warm_connect_engine(connect_engine):
     home, _ = connect_engine
     result = run_engine_suite("connect", home, SPARK_CDC_TARGET="engine")
-    _suite_passed(result)
+    suite_passed(result)
 
 
 def test_two_plain_dbt_commands_at_once_on_the_engine(connect_engine, tmp_path):
@@ -109,40 +102,6 @@ def test_an_idle_engine_stops_by_itself_and_releases_its_home(tmp_path):
         psutil.Process(state["server_pid"]).status() == psutil.STATUS_ZOMBIE
     )
     assert holder_of(tmp_path) is None
-
-
-def test_the_engine_suite_on_the_thrift_engine(tmp_path):
-    engine.start(tmp_path, "thrift")
-    try:
-        result = run_engine_suite("thrift", tmp_path, SPARK_CDC_TARGET="thrift")
-        _suite_passed(result)
-    finally:
-        assert engine.stop(tmp_path, "thrift")
-
-
-def test_the_engine_suite_on_a_standalone_cluster(tmp_path):
-    with standalone_cluster(tmp_path) as master:
-        result = run_engine_suite(
-            "cluster",
-            tmp_path / "home",
-            SPARK_CDC_TARGET="cluster",
-            SPARK_CDC_MASTER=master,
-            SPARK_CDC_DRIVER_HOST="127.0.0.1",
-            SPARK_CDC_DRIVER_BIND_ADDRESS="127.0.0.1",
-            SPARK_CDC_DRIVER_MEMORY="2g",
-            SPARK_CDC_EXECUTOR_MEMORY="1g",
-        )
-        _suite_passed(result)
-    # Executors ran, and their command lines carry no path of the driver's machine.
-    launches = [
-        line
-        for line in (tmp_path / "worker.log").read_text(errors="replace").splitlines()
-        if "Launch command" in line
-    ]
-    assert launches
-    for line in launches:
-        assert str(tmp_path / "home") not in line and "derby.system.home" not in line, line
-        assert "log4j.configurationFile" not in line, line
 
 
 def test_the_readme_engine_commands_as_written(tmp_path):

@@ -12,8 +12,11 @@ For each capability (snapshots, hash CDC, change events, schema drift):
    every table with the reference (columns that record when or by which run something happened
    are left out of the comparison: RUN_METADATA).
 
-Usage: ``.venv/bin/python scripts/kill_and_rerun.py [--only hash_cdc] [--work /tmp/kills]``.
-Prints one line per kill and a summary table; writes benchmarks/results/kill_and_rerun.json.
+Usage: ``.venv/bin/python scripts/kill_and_rerun.py [--only hash_cdc] [--work /tmp/kills]
+[--target engine] [--kills N]``. With ``--target engine`` every command is a client of the home's
+warm engine: the client is killed, the engine must survive it, and the rerun goes through the
+same engine. Prints one line per kill and a summary table; writes
+benchmarks/results/kill_and_rerun_<target>.json.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ PROJECT = Path(__file__).resolve().parents[1]
 # The commands run from a copy of the project taken at the start (main), so that editing the
 # working tree while the script runs cannot change what it measures.
 RUN_FROM = {"project": PROJECT}
+# local: each command its own process, killed with its JVM; engine: each command a client of
+# the home's warm engine, the client killed, the engine left running (--target engine).
+TARGET = {"name": "local"}
 BIN = Path(sys.executable).parent
 START = re.compile(r"\d+ of \d+ START .*?\b\w+\.(\w+) ")
 
@@ -51,19 +57,18 @@ RUN_METADATA = [
     "last_seen_at",
     "dbt_scd_id",
     "dbt_updated_at",
-    "dbt_valid_from",
-    "dbt_valid_to",
-    "dbt_valid_to_high",
     "dbt_insert_process_id",
     "dbt_inserted_at",
     "dbt_close_process_id",
     "dbt_closed_at",
     # customers_check_cols_renamed's dbt meta columns, renamed (snapshot_meta_column_names)
-    "valid_from",
-    "valid_to",
     "version_id",
     "version_updated_at",
 ]
+# Validity windows are compared: a time the run took from its own clock (a check-strategy
+# snapshot's new versions, an invalidated hard delete) is compared as one marker, every other
+# time (from the data, or from the runs before the one under test) exactly.
+VALIDITY = ["dbt_valid_from", "dbt_valid_to", "dbt_valid_to_high", "valid_from", "valid_to"]
 
 
 NAMES = ("snapshots", "hash_cdc", "change_events", "schema_drift")
@@ -258,7 +263,7 @@ def capabilities(work: Path) -> list[Capability]:
 def _env(home: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
-        SPARK_CDC_TARGET="local",  # each command its own process, killed with its JVM
+        SPARK_CDC_TARGET=TARGET["name"],
         SPARK_CDC_HOME=str(home),
         DBT_PROFILES_DIR=str(RUN_FROM["project"] / "profiles"),
         PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
@@ -308,7 +313,7 @@ def _run_and_kill(command: list[str], home: Path, node: str, delay: float) -> di
     return {"killed": killed["at"] is not None, "returncode": process.returncode}
 
 
-def _digests(home: Path, tables: list[str]) -> dict:
+def _digests(home: Path, tables: list[str], run_since: str) -> dict:
     command = [
         str(BIN / "python"),
         "-m",
@@ -316,6 +321,10 @@ def _digests(home: Path, tables: list[str]) -> dict:
         *tables,
         "--exclude",
         ",".join(RUN_METADATA),
+        "--run-times",
+        ",".join(VALIDITY),
+        "--run-since",
+        run_since,
     ]
     done = subprocess.run(
         command, cwd=RUN_FROM["project"], env=_env(home), capture_output=True, text=True
@@ -330,6 +339,18 @@ def _contents(digests: dict) -> dict:
     return {table: None if value is None else value[1:] for table, value in digests.items()}
 
 
+def _release(home: Path) -> None:
+    """On the engine target: stop the home's engine before its folder is copied or replaced."""
+    if TARGET["name"] == "engine":
+        from spark_cdc import engine
+
+        engine.stop(home)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+
+
 def check(capability: Capability, work: Path) -> None:
     home, base = work / capability.name / "home", work / capability.name / "base"
     shutil.rmtree(work / capability.name, ignore_errors=True)
@@ -337,28 +358,38 @@ def check(capability: Capability, work: Path) -> None:
     started = time.perf_counter()
     for step in capability.prepare:
         _run(step, home)
+    _release(home)
     shutil.copytree(home, base, symlinks=True)
+    since = _now()
     _run(capability.command, home)
-    reference = _contents(_digests(home, capability.tables))
+    reference = _contents(_digests(home, capability.tables, since))
     print(
         f"[{capability.name}] prepared and reference run in {time.perf_counter() - started:.0f} s",
         flush=True,
     )
     for node, delay in capability.kill_points:
+        _release(home)
         shutil.rmtree(home)
         shutil.copytree(base, home, symlinks=True)
+        since = _now()
         outcome = _run_and_kill(capability.command, home, node, delay)
+        survived = True
+        if TARGET["name"] == "engine":
+            from spark_cdc import engine
+
+            survived = engine.status(home) is not None
         readable = True
         try:
-            after_kill = _digests(home, capability.tables)
+            after_kill = _digests(home, capability.tables, since)
         except RuntimeError as error:
             readable, after_kill = False, str(error)
         _run(capability.command, home)
-        rerun = _contents(_digests(home, capability.tables))
+        rerun = _contents(_digests(home, capability.tables, since))
         differing = sorted(t for t in reference if reference[t] != rerun.get(t))
         result = {
             "kill_point": f"{node} +{delay:g}s",
             "killed": outcome["killed"],
+            "engine_survived": survived,
             "readable_after_kill": readable,
             "converged": not differing,
             "differing_tables": differing,
@@ -368,17 +399,26 @@ def check(capability: Capability, work: Path) -> None:
         note = "" if outcome["killed"] else " (the run ended before the kill point)"
         print(
             f"[{capability.name}] kill at {result['kill_point']}: readable={readable}, "
-            f"{state}{note}",
+            f"engine survived={survived}, {state}{note}",
             flush=True,
         )
         del after_kill
+    _release(home)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="capability name (repeatable)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/spark_cdc_kills"))
+    parser.add_argument(
+        "--target",
+        choices=("local", "engine"),
+        default="local",
+        help="run the commands embedded (local) or as clients of the home's warm engine",
+    )
+    parser.add_argument("--kills", type=int, default=None, help="at most N kill points each")
     args = parser.parse_args()
+    TARGET["name"] = args.target
     from spark_cdc.dbt_invoke import copy_project
 
     shutil.rmtree(args.work / "project", ignore_errors=True)
@@ -386,6 +426,8 @@ def main() -> int:
     chosen = [c for c in capabilities(args.work) if not args.only or c.name in args.only]
     summary = []
     for capability in chosen:
+        if args.kills is not None:
+            capability.kill_points = capability.kill_points[: args.kills]
         check(capability, args.work)
         killed = [r for r in capability.results if r["killed"]]
         summary.append(
@@ -401,10 +443,12 @@ def main() -> int:
     print("| --- | --- | --- | --- |")
     for row in summary:
         print(f"| {row['capability']} | {row['kills']} | {row['readable']} | {row['converged']} |")
-    out = PROJECT / "benchmarks" / "results" / "kill_and_rerun.json"
+    out = PROJECT / "benchmarks" / "results" / f"kill_and_rerun_{args.target}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=2))
-    return 0 if all(r["converged"] == r["kills"] == r["readable"] for r in summary) else 1
+    survived = all(r["engine_survived"] for row in summary for r in row["results"])
+    converged = all(r["converged"] == r["kills"] == r["readable"] for r in summary)
+    return 0 if converged and survived else 1
 
 
 if __name__ == "__main__":
