@@ -1,58 +1,141 @@
-"""Silver refreshes without dbt: an interrupted refresh is repeated without duplicates."""
+"""Silver refreshes without dbt: a refresh that failed before its log rows were written is
+repeated by the next one, which logs and writes exactly what an uninterrupted refresh would."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
+
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import registry_increment
-from spark_cdc.schema_drift.silver import METADATA_COLUMNS, STARTED, refresh_silver
+from spark_cdc.schema_drift.silver import METADATA_COLUMNS, refresh_silver
 
-DB = "silver_refresh_test"
-BRONZE, REGISTRY, LOG = f"{DB}.bronze", f"{DB}.registry", f"{DB}.loads"
 RAW = "payload string, source_file string, batch_id string, file_modified_at timestamp_ntz"
+LOADS = [
+    ['{"event_type":"click","x":1}', '{"event_type":"click","x":2}', '{"event_type":"buy","n":1}'],
+    # click gains a column, buy's n widens to double, view is a new event type
+    [
+        '{"event_type":"click","x":3,"y":"new"}',
+        '{"event_type":"buy","n":2.5}',
+        '{"event_type":"view","page":"a"}',
+    ],
+    ['{"event_type":"click","x":4}', '{"event_type":"view","page":"b"}'],
+]
+# (event type, write mode, from load, to load, events written, columns, added columns)
+EXPECTED_LOG = [
+    ("buy", "create", 1, 1, 1, 2, ["event_type", "n"]),
+    ("buy", "rebuild", 1, 2, 2, 2, []),
+    ("click", "append", 2, 2, 1, 3, ["y"]),
+    ("click", "append", 3, 3, 1, 3, []),
+    ("click", "create", 1, 1, 2, 2, ["event_type", "x"]),
+    ("view", "append", 3, 3, 1, 2, []),
+    ("view", "create", 2, 2, 1, 2, ["event_type", "page"]),
+]
 
 
-def _land(spark, lines: list[str], name: str) -> None:
-    raw = spark.createDataFrame([(line, name, name, datetime(2026, 1, 1)) for line in lines], RAW)
-    existing = spark.table(BRONZE) if spark.catalog.tableExists(BRONZE) else None
-    bronze_increment(raw, existing, name).write.format("delta").mode("append").saveAsTable(BRONZE)
-    prior = spark.table(REGISTRY).localCheckpoint() if spark.catalog.tableExists(REGISTRY) else None
-    rows = registry_increment(spark, spark.table(BRONZE), prior, name, METADATA_COLUMNS)
+def _land(spark, db: str, seq: int) -> None:
+    name = f"f{seq}"
+    raw = spark.createDataFrame(
+        [(line, name, name, datetime(2026, 1, 1)) for line in LOADS[seq - 1]], RAW
+    )
+    bronze, registry = f"{db}.bronze", f"{db}.registry"
+    existing = spark.table(bronze) if spark.catalog.tableExists(bronze) else None
+    bronze_increment(raw, existing, name).write.format("delta").mode("append").saveAsTable(bronze)
+    prior = spark.table(registry).localCheckpoint() if spark.catalog.tableExists(registry) else None
+    rows = registry_increment(spark, spark.table(bronze), prior, name, METADATA_COLUMNS)
     merged = (
         rows if prior is None else prior.join(rows, ["event_type", "variation_hash"], "left_anti")
     )
     table = merged if prior is None else merged.unionByName(rows)
-    table.localCheckpoint().write.format("delta").mode("overwrite").saveAsTable(REGISTRY)
+    table.localCheckpoint().write.format("delta").mode("overwrite").saveAsTable(registry)
 
 
-def _refresh(spark):
-    log = spark.table(LOG) if spark.catalog.tableExists(LOG) else None
-    out = refresh_silver(
-        spark, spark.table(BRONZE), spark.table(REGISTRY), log, LOG, DB, "s__", "t"
+def _refresh(spark, db: str):
+    """One refresh; returns its log rows (not yet appended to the log)."""
+    log = f"{db}.loads"
+    prior = spark.table(log) if spark.catalog.tableExists(log) else None
+    bronze, registry = spark.table(f"{db}.bronze"), spark.table(f"{db}.registry")
+    return refresh_silver(spark, bronze, registry, prior, db, "s__", "t").localCheckpoint()
+
+
+def _logged(spark, db: str, rows) -> None:
+    rows.write.format("delta").mode("append").saveAsTable(f"{db}.loads")
+
+
+def _log(spark, db: str) -> list[tuple]:
+    return sorted(
+        (
+            r.event_type,
+            r.write_mode,
+            r.from_load_seq,
+            r.to_load_seq,
+            r.events_written,
+            r.column_count,
+            r.added_columns,
+        )
+        for r in spark.table(f"{db}.loads").collect()
     )
+
+
+def _silver(spark, db: str) -> dict[str, list[tuple]]:
+    out = {}
+    for table in spark.catalog.listTables(db):
+        if table.name.startswith("s__"):
+            frame = spark.table(f"{db}.{table.name}").drop("_ingested_at")
+            out[table.name] = sorted(tuple(map(repr, r)) for r in frame.collect())
     return out
 
 
-def test_an_interrupted_refresh_is_repeated_without_duplicates(spark):
-    spark.sql(f"drop database if exists {DB} cascade")
-    spark.sql(f"create database {DB}")
-    _land(spark, ['{"event_type":"click","x":1}', '{"event_type":"click","x":2}'], "f1")
-    _refresh(spark).write.format("delta").saveAsTable(LOG)
-    assert spark.table(f"{DB}.s__click").count() == 2
+@pytest.fixture
+def databases(spark):
+    names = ("silver_refresh_whole", "silver_refresh_failed")
+    for db in names:
+        spark.sql(f"drop database if exists {db} cascade")
+        spark.sql(f"create database {db}")
+    yield names
+    for db in names:
+        spark.sql(f"drop database if exists {db} cascade")
 
-    _land(spark, ['{"event_type":"click","x":3,"y":"new"}'], "f2")
-    interrupted = _refresh(spark)  # tables written, but its log rows are never appended
-    assert spark.table(f"{DB}.s__click").count() == 3
-    assert [r.write_mode for r in spark.table(LOG).collect()].count(STARTED) == 1
-    del interrupted
 
-    _land(spark, ['{"event_type":"click","x":4}'], "f3")
-    _refresh(spark).write.format("delta").mode("append").saveAsTable(LOG)
-    rows = sorted((r.x, r.y, r._load_seq) for r in spark.table(f"{DB}.s__click").collect())
-    assert rows == [(1, None, 1), (2, None, 1), (3, "new", 2), (4, None, 3)]
-    log = spark.table(LOG).where(f"write_mode != '{STARTED}'").collect()
-    assert sorted((r.write_mode, r.from_load_seq, r.to_load_seq) for r in log) == [
-        ("append", 2, 3),
-        ("create", 1, 1),
-    ]
+def test_a_failed_refresh_is_repeated_as_if_it_never_ran(spark, databases):
+    whole, failed = databases
+    for db in databases:
+        _land(spark, db, 1)
+        _logged(spark, db, _refresh(spark, db))
+        _land(spark, db, 2)
+    _logged(spark, whole, _refresh(spark, whole))
+
+    # The failed refresh wrote its tables but not its log rows; then, as if it had died midway,
+    # buy's rebuild is undone and view's new table never made. click keeps its appended row.
+    before = spark.sql(f"describe history {failed}.s__buy").count()
+    _refresh(spark, failed)  # its log rows are never appended
+    assert spark.table(f"{failed}.s__click").count() == 3
+    spark.sql(f"restore table {failed}.s__buy to version as of {before - 1}")
+    spark.sql(f"drop table {failed}.s__view")
+    assert spark.table(f"{failed}.s__buy").schema["n"].dataType.simpleString() == "bigint"
+
+    _logged(spark, failed, _refresh(spark, failed))
+    for db in databases:
+        _land(spark, db, 3)
+        _logged(spark, db, _refresh(spark, db))
+
+    assert _log(spark, whole) == EXPECTED_LOG
+    assert _log(spark, failed) == EXPECTED_LOG
+    assert _silver(spark, failed) == _silver(spark, whole)
+    clicks = sorted((r.x, r.y, r._load_seq) for r in spark.table(f"{failed}.s__click").collect())
+    assert clicks == [(1, None, 1), (2, None, 1), (3, "new", 2), (4, None, 3)]
+    assert sorted(r.n for r in spark.table(f"{failed}.s__buy").collect()) == [1.0, 2.5]
+
+
+def test_a_table_the_log_does_not_know_is_replaced(spark, databases):
+    """A failed first-seen write leaves a table with rows; the rerun logs a create of it."""
+    _, db = databases
+    _land(spark, db, 1)
+    _logged(spark, db, _refresh(spark, db))
+    _land(spark, db, 2)
+    _refresh(spark, db)  # log rows lost: view exists, the log does not know it
+    spark.sql(f"insert into {db}.s__view (event_type, page, _load_seq) values ('view', 'stray', 2)")
+    _logged(spark, db, _refresh(spark, db))
+    assert [r.page for r in spark.table(f"{db}.s__view").collect()] == ["a"]
+    assert ("view", "create", 2, 2, 1, 2, ["event_type", "page"]) in _log(spark, db)

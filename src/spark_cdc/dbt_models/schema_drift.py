@@ -52,5 +52,5 @@ def silver_loads(
     prefix = str(settings(meta)["silver_table_prefix"])
     log = _prior(dbt, session)
     return refresh_silver(
-        session, bronze, registry, log, str(dbt.this), dbt.this.schema, prefix, process_id(session)
+        session, bronze, registry, log, dbt.this.schema, prefix, process_id(session)
     )

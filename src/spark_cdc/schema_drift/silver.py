@@ -11,13 +11,15 @@ parses their payloads with the latest superset (``from_json``), flattens nested 
 - a column's type widened (bigint → double → string): the table is rebuilt from bronze, all
   its events parsed with the new superset, in one atomic replace (readers never see it empty).
 
-An incremental refresh with work to do first appends a ``started`` row for itself to the log; its
-other log rows are written when it completes. When the latest started refresh has no other rows
-it failed after writing some tables: the next refresh deletes, before each append, the rows
-above the table's last logged load, so it repeats without duplicates (otherwise no delete is
-needed and none is run). Without a log (first run, ``--full-refresh``) existing tables are
-rebuilt. A payload that does not fit the superset would be a broken invariant (its variation is
-part of it): the write fails with the payload instead of storing nulls.
+The log is the truth of what each table holds: the write mode is decided from the superset
+version of the type's last logged load (not from the table as found), and a table is taken to
+hold its loads up to the last logged one. A refresh that failed after writing some tables (its
+log rows are written when it completes) leaves rows above that load, or a table the log does not
+know: the next refresh deletes those rows before its append (a check per table that data skipping
+answers from file statistics) or replaces that table, so it repeats without duplicates and logs
+exactly the rows an uninterrupted refresh would have. Without a log (first run, ``--full-refresh``)
+existing tables are rebuilt. A payload that does not fit the superset would be a broken invariant
+(its variation is part of it): the write fails with the payload instead of storing nulls.
 """
 
 from __future__ import annotations
@@ -53,7 +55,6 @@ METADATA_COLUMNS = (
     "_schema_version",
 )
 _UNFIT = "__payload_unfit_for_superset__"
-STARTED = "started"
 _SIMPLE_TYPE_NAME = re.compile(r"[a-z0-9_]+")
 
 LOG_SCHEMA = StructType(
@@ -137,37 +138,55 @@ class SilverPlan:
     done_through: int
 
 
-def _write_mode(existing: StructType | None, columns: list[FlatColumn]) -> str:
-    if existing is None:
+def _data_columns(schema: StructType | None) -> StructType | None:
+    if schema is None:
+        return None
+    return StructType([item for item in schema.fields if item.name not in METADATA_COLUMNS])
+
+
+def _flat_struct(superset: StructType | None) -> StructType:
+    final = finalize(superset) if superset is not None else None
+    columns = flatten(final if isinstance(final, StructType) else StructType([]))
+    return StructType([StructField(column.name, column.data_type) for column in columns])
+
+
+def _write_mode(before: StructType | None, columns: list[FlatColumn]) -> str:
+    """create (no table before), append (only new columns) or rebuild (a type widened)."""
+    if before is None:
         return "create"
     new = StructType([StructField(column.name, column.data_type) for column in columns])
-    data = StructType([item for item in existing.fields if item.name not in METADATA_COLUMNS])
-    return "append" if _extends(data, new) else "rebuild"
-
-
-def _interrupted(log: DataFrame) -> bool:
-    """Whether the latest started refresh in the log wrote no other rows (it failed)."""
-    latest = log.where(F.col("write_mode") == STARTED).orderBy(F.col("loaded_at").desc()).first()
-    if latest is None:
-        return False
-    done = log.where((F.col("loaded_at") == latest.loaded_at) & (F.col("write_mode") != STARTED))
-    return done.isEmpty()
+    return "append" if _extends(before, new) else "rebuild"
 
 
 def _write(
-    spark: SparkSession, plan: SilverPlan, events: DataFrame, mode: str, recovering: bool
+    spark: SparkSession, plan: SilverPlan, events: DataFrame, mode: str, replace: bool
 ) -> DataFrame:
     """Write one event type's rows; returns what was written."""
     rows = parse_events(events, plan.superset)
     if mode == "append":
-        if recovering:  # rows above the logged load may be left by the failed refresh
+        leftover = spark.table(plan.table).where(F.col("_load_seq") > plan.done_through)
+        if not leftover.isEmpty():  # rows of a refresh that failed before its log rows
             spark.sql(f"delete from {plan.table} where _load_seq > {plan.done_through}")
         rows.writeTo(plan.table).option("mergeSchema", "true").append()
         return rows
     writer = rows.writeTo(plan.table).using("delta")
     writer = writer.tableProperty("delta.columnMapping.mode", "name")
-    (writer.create() if mode == "create" else writer.createOrReplace())
+    (writer.createOrReplace() if replace else writer.create())
     return rows
+
+
+def _logged_supersets(log: DataFrame, accepted: DataFrame) -> dict[str, StructType]:
+    """Per logged event type, the superset its last logged load was parsed with."""
+    last = log.groupBy("event_type").agg(
+        F.max_by("schema_version", "to_load_seq").alias("schema_version")
+    )
+    versions = accepted.groupBy("event_type", "schema_version").agg(
+        F.first("superset_schema").alias("superset_schema")
+    )
+    return {
+        row.event_type: schema_from_json(row.superset_schema)
+        for row in last.join(versions, ["event_type", "schema_version"]).collect()
+    }
 
 
 def refresh_silver(
@@ -175,7 +194,6 @@ def refresh_silver(
     bronze: DataFrame,
     registry: DataFrame,
     log: DataFrame | None,
-    log_table: str,
     database: str,
     prefix: str,
     process_id: str | None,
@@ -229,10 +247,7 @@ def refresh_silver(
     tables = {row.tableName for row in spark.sql(f"show tables in {database}").collect()}
     todo = sorted(counts.collect(), key=lambda r: r.event_type)
     names = {row.event_type: f"{prefix}{table_suffix(row.event_type)}" for row in todo}
-    recovering = log is not None and _interrupted(log)
-    if log is not None and todo:
-        started = ("", "", 0, STARTED, 0, 0, 0, 0, [], now, process_id)
-        spark.createDataFrame([started], LOG_SCHEMA).writeTo(log_table).append()
+    logged = {} if log is None else _logged_supersets(log, accepted)
 
     def refresh_one(row) -> tuple:
         version, superset_json = latest[row.event_type]
@@ -246,18 +261,24 @@ def refresh_silver(
         final = finalize(plan.superset)
         columns = flatten(final if isinstance(final, StructType) else StructType([]))
         exists = names[row.event_type].lower() in tables
-        existing = spark.table(plan.table).schema if exists else None
-        mode = _write_mode(existing, columns) if log is not None or not exists else "rebuild"
+        if log is None:  # first run or full refresh: the table as found, rebuilt
+            before = _data_columns(spark.table(plan.table).schema) if exists else None
+            mode = "rebuild" if exists else "create"
+        elif row.event_type in logged and exists:
+            before = _flat_struct(logged[row.event_type])
+            mode = _write_mode(before, columns)
+        else:  # a table the log does not know (left by a failed refresh) is replaced
+            before, mode = None, "create"
         whole = mode == "rebuild" or (mode == "create" and plan.done_through > 0)
         source = events if whole else pending
         rows = source.where(F.col("event_type") == row.event_type)
-        written = _write(spark, plan, rows, mode, recovering)
+        written = _write(spark, plan, rows, mode, replace=exists)
         first, events_written = row.first, row.events
         if mode != "append" and (mode == "rebuild" or plan.done_through > 0):
             first, events_written = (
                 spark.table(plan.table).agg(F.min("_load_seq"), F.count(F.lit(1))).first()
             )
-        before = set() if existing is None else set(existing.names)
+        known = set() if before is None else set(before.names)
         return (
             row.event_type,
             plan.table,
@@ -267,7 +288,7 @@ def refresh_silver(
             row.last,
             events_written,
             len(columns),
-            sorted(set(written.columns) - before - set(METADATA_COLUMNS)),
+            sorted(set(written.columns) - known - set(METADATA_COLUMNS)),
             now,
             process_id,
         )
