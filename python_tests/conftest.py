@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import PROJECT_DIR, copy_project, dbt_invoker
 
-PROJECT_DIR = Path(__file__).resolve().parents[1]
 # The project's profiles (as `make test` exports it), for what runs dbt or spark-cdc in-process.
 os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_DIR / "profiles"))
 if "SPARK_CDC_ENGINE_SUITE" not in os.environ:
@@ -34,28 +34,6 @@ def spark(spark_home: Path) -> Iterator:
     session = get_or_create_session(home=spark_home)
     yield session
     session.stop()
-
-
-def copy_project(destination: Path) -> Path:
-    """Copy the dbt project (without local state) so a test can run and change it freely."""
-    from spark_cdc.dbt_invoke import copy_project as copy
-
-    return copy(destination, PROJECT_DIR)
-
-
-def dbt_invoker(project: Path):
-    """A function running ``dbt <args>`` in-process on ``project``; raises when it fails."""
-    from spark_cdc.dbt_invoke import run_dbt
-
-    def invoke(*args: str, expect_success: bool = True):
-        return run_dbt(
-            list(args),
-            project_dir=project,
-            profiles_dir=project / "profiles",
-            expect_success=expect_success,
-        )
-
-    return invoke
 
 
 @pytest.fixture(scope="session")

@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pyspark
+from support import PROJECT_DIR
 
 SPARK_HOME = Path(pyspark.__file__).parent
-PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 
 def free_port() -> int:

@@ -32,8 +32,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import copy_project, dbt_invoker
 from pyspark.sql import functions as F
+from support import copy_project, dbt_invoker, messages
 
 from spark_cdc.change_events.debezium import normalize_debezium
 from spark_cdc.change_events.landing import InitialRowsError, land_batch_files, land_initial_rows
@@ -982,10 +982,7 @@ def test_bad_snapshot_input(spark, snapshot_project, name, variables, error):
         "snapshot", "--select", "matrix_snapshot", "--vars", values, expect_success=False
     )
     assert not result.success
-    messages = " ".join(
-        str(r.message) for r in (result.result.results if result.result else []) if r.message
-    )
-    assert error in messages + str(result.exception)
+    assert error in messages(result) + str(result.exception)
     # Nothing written: same version, same rows (every open row still open).
     assert (
         latest_version(spark, table),

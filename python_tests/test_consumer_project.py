@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
-from conftest import PROJECT_DIR
+from support import PROJECT_DIR
 
 from spark_cdc.cli import main as spark_cdc
 from spark_cdc.dbt_invoke import run_dbt

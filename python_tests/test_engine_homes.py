@@ -5,7 +5,6 @@ user's (only ``home-engine`` names the home's own)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -13,13 +12,12 @@ from pathlib import Path
 
 import psutil
 import pytest
-from servers import PROJECT_DIR
+from support import BIN, command_env, run_command
 
 from spark_cdc import engine
 from spark_cdc.targets import Target, connect_url
 
 pytestmark = pytest.mark.cli
-BIN = Path(sys.executable).parent
 
 # A Connect client in its own process (a classic session and a Connect client cannot share one
 # Python process): runs SQL read from argv, prints the rows, then keeps its connection if asked.
@@ -45,17 +43,7 @@ def _client(url: str, *statements: str, hold: float = 0.0, cwd: Path | None = No
 
 
 def _spark_cdc(home: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SPARK_CDC_")}
-    env.update(SPARK_CDC_HOME=str(home), DBT_PROFILES_DIR=str(PROJECT_DIR / "profiles"))
-    return subprocess.run(
-        [str(BIN / "spark-cdc"), *args],
-        cwd=PROJECT_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return run_command([str(BIN / "spark-cdc"), *args], command_env(home))
 
 
 def test_two_homes_run_their_engines_at_once_each_on_its_own_port(tmp_path):

@@ -5,22 +5,20 @@ dbt commands at once, the token, the idle stop, the home it holds)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import psutil
 import pytest
-from servers import PROJECT_DIR, run_engine_suite, suite_passed
+from servers import run_engine_suite, suite_passed
+from support import PROJECT_DIR, command_env, run_command
 
 from spark_cdc import engine
 from spark_cdc.dbt_invoke import copy_project
 from spark_cdc.home_lock import holder_of
 
 pytestmark = pytest.mark.cli
-BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(scope="module")
@@ -39,13 +37,7 @@ def test_the_engine_suite_on_the_warm_connect_engine(connect_engine):
 
 def test_two_plain_dbt_commands_at_once_on_the_engine(connect_engine, tmp_path):
     home, _ = connect_engine
-    env = {
-        **os.environ,
-        "SPARK_CDC_HOME": str(home),
-        "SPARK_CDC_TARGET": "engine",
-        "DBT_PROFILES_DIR": str(PROJECT_DIR / "profiles"),
-        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-    }
+    env = command_env(home, drop=(), SPARK_CDC_TARGET="engine")
     commands = [
         ["dbt", "seed", "--select", "raw_customers", "--target-path", str(tmp_path / "a")],
         ["dbt", "run", "--select", "stg_customer_states", "--target-path", str(tmp_path / "b")],
@@ -108,25 +100,10 @@ def test_the_readme_engine_commands_as_written(tmp_path):
     readme = (PROJECT_DIR / "README.md").read_text()
     block = readme.split("<!-- readme-engine-test -->\n```bash\n", 1)[1].split("```", 1)[0]
     project = copy_project(tmp_path / "spark_cdc", PROJECT_DIR)
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith("SPARK_CDC_") and key != "PYTEST_CURRENT_TEST"
-    }
-    env.update(
-        SPARK_CDC_HOME=str(tmp_path / "home"),
-        DBT_PROFILES_DIR=str(project / "profiles"),
-        PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
+    env = command_env(
+        tmp_path / "home", drop=("SPARK_CDC_", "PYTEST_CURRENT_TEST"), profiles=project / "profiles"
     )
-    done = subprocess.run(
-        ["bash", "-e", "-c", block],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+    done = run_command(["bash", "-e", "-c", block], env, cwd=project, timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "connect engine started: sc://localhost:" in done.stdout
     assert "Completed successfully" in done.stdout

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support import messages
 
 from spark_cdc.generators.extracts import article_example, generate_extracts
 from spark_cdc.hash_cdc.compare import HISTORY_TABLE_PROPERTIES, TABLE_PROPERTIES
@@ -145,8 +146,7 @@ def test_rerunning_a_date_is_idempotent(spark, dbt, landing, three_days):
 def test_an_older_date_is_refused_unless_forced(spark, dbt, landing, three_days):
     refused = _build(dbt, landing, DATES[1], expect_success=False)
     assert not refused.success
-    messages = " ".join(str(r.message) for r in refused.result.results)
-    assert "older than the latest applied date 2019-06-20" in messages
+    assert "older than the latest applied date 2019-06-20" in messages(refused)
     assert _current(spark) == three_days[DATES[2]]
     _build(dbt, landing, DATES[1], hash_cdc_force=True)
     assert _current(spark) == three_days[DATES[1]]

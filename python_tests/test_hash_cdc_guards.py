@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support import messages
 
 from spark_cdc.generators.extracts import article_example, generate_extracts
 from spark_cdc.table_state import versions
@@ -39,10 +40,6 @@ def landing(tmp_path_factory) -> Path:
 def _build(dbt, landing: Path, date: str, expect_success: bool = True, **extra):
     variables = {"hash_cdc_effective_date": date, "hash_cdc_landing_root": str(landing), **extra}
     return dbt("build", *SELECT, "--vars", json.dumps(variables), expect_success=expect_success)
-
-
-def _messages(result) -> str:
-    return " ".join(str(r.message) for r in result.result.results if r.message)
 
 
 def _current(spark) -> dict[str, tuple]:
@@ -98,14 +95,14 @@ def test_a_header_only_or_empty_full_extract_is_refused_and_writes_nothing(
     _extract(landing, "2019-06-20", header, [])
     refused = _build(dbt, landing, "2019-06-20", expect_success=False)
     assert not refused.success
-    assert "the full extract has zero rows" in _messages(refused)
+    assert "the full extract has zero rows" in messages(refused)
     assert versions(spark, OUTPUTS) == before
     # A file of zero bytes is the same case, with the same answer.
     folder = landing / "synthetic" / "2019-06-21"
     folder.mkdir()
     (folder / "part-00000.csv").write_bytes(b"")
     refused = _build(dbt, landing, "2019-06-21", expect_success=False)
-    assert "the full extract has zero rows" in _messages(refused)
+    assert "the full extract has zero rows" in messages(refused)
     assert versions(spark, OUTPUTS) == before
     assert _current(spark) == day_two
 
@@ -130,7 +127,7 @@ def test_a_mass_delete_above_the_fraction_is_refused_naming_the_counts(
     _extract(landing, "2019-06-23", header, kept)
     before = versions(spark, OUTPUTS)
     refused = _build(dbt, landing, "2019-06-23", expect_success=False)
-    message = _messages(refused)
+    message = messages(refused)
     assert "would delete 6,000 of 10,000 live keys (60.0%, above max_delete_fraction 0.5" in message
     assert "hash_cdc_allow_mass_delete: true" in message
     assert versions(spark, OUTPUTS) == before
@@ -170,7 +167,7 @@ def test_quarantined_rows_hold_their_keys_instead_of_deleting_them(
 def test_a_refused_older_date_writes_nothing_anywhere(spark, dbt, landing, day_two):
     before = versions(spark, (*OUTPUTS, STAGING))
     refused = _build(dbt, landing, DAY1, expect_success=False)
-    assert "is older than the latest applied date 2019-06-19; nothing was written" in _messages(
+    assert "is older than the latest applied date 2019-06-19; nothing was written" in messages(
         refused
     )
     assert versions(spark, (*OUTPUTS, STAGING)) == before

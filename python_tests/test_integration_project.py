@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import copy_project
+from support import copy_project, dbt_invoker, messages
 
-from spark_cdc.dbt_invoke import last_invocation_id, run_dbt
+from spark_cdc.dbt_invoke import last_invocation_id
 
 SCHEMA = "spark_cdc_integration_tests"
 HIGH = dt.datetime(9999, 12, 31, 23, 59, 59)
@@ -25,12 +25,7 @@ def integration_project(spark, tmp_path_factory) -> Path:
 
 
 def _dbt(project: Path, *args: str, expect_success: bool = True):
-    return run_dbt(
-        list(args),
-        project_dir=project,
-        profiles_dir=project / "profiles",
-        expect_success=expect_success,
-    )
+    return dbt_invoker(project)(*args, expect_success=expect_success)
 
 
 @pytest.fixture(scope="module")
@@ -105,8 +100,8 @@ def test_the_packages_guard_rails_apply(spark, integration_project, days):
         expect_success=False,
     )
     assert not empty.success
-    messages = " ".join(str(r.message) for r in empty.result.results)
-    assert "returned no rows" in messages and "nothing was written" in messages
+    said = messages(empty)
+    assert "returned no rows" in said and "nothing was written" in said
     # a bad high end date: refused before any node runs
     bad = _dbt(
         integration_project,

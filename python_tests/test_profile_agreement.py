@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import copy_project
+from support import copy_project
 
 BIN = Path(sys.executable).parent
 INLINE = "select '{{ target.name }}|{{ target.method }}|{{ target.host }}' as t"

@@ -16,7 +16,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT_DIR, copy_project
+from support import PROJECT_DIR, copy_project, messages
 
 from spark_cdc.cli import main as spark_cdc
 from spark_cdc.dbt_invoke import run_dbt
@@ -63,10 +63,7 @@ def _run(line: str, project: Path, capsys) -> tuple[bool, str]:
     words = shlex.split(command)
     if words[0] == "dbt":
         result = run_dbt(words[1:], project_dir=project, expect_success=False)
-        messages = []
-        if result.result is not None and hasattr(result.result, "results"):
-            messages = [str(r.message) for r in result.result.results if r.message]
-        return result.success, " ".join(messages) + str(result.exception or "")
+        return result.success, messages(result) + str(result.exception or "")
     if words[0] == "spark-cdc":
         code = spark_cdc(words[1:])
         out = capsys.readouterr()

@@ -4,13 +4,11 @@ project (the team's project is created beside it, on its own embedded runtime an
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
-from conftest import PROJECT_DIR, copy_project
+from support import PROJECT_DIR, command_env, copy_project, run_command
 
 MARKER = re.compile(r"<!-- readme-consumer-walk -->\s*```bash\n(.*?)```", re.DOTALL)
 
@@ -19,20 +17,8 @@ def test_the_consumer_walk_runs_as_written(tmp_path):
     (block,) = MARKER.findall((PROJECT_DIR / "README.md").read_text())
     checkout = copy_project(tmp_path / "spark_cdc")
     (checkout / ".venv").symlink_to(Path(sys.executable).parents[1])
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("SPARK_CDC_", "DBT_", "PYSPARK_"))
-    }
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block],
-        cwd=checkout,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+    env = command_env(drop=("SPARK_CDC_", "DBT_", "PYSPARK_"), profiles=None)
+    done = run_command(["bash", "-euo", "pipefail", "-c", block], env, cwd=checkout, timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     team = tmp_path / "team_lake"
     manifest = json.loads((team / "target" / "manifest.json").read_text())

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from support import BIN, command_env, run_command
 
 from spark_cdc.home_lock import HomeInUseError, acquire_home, holder_of, release_home
 
 pytestmark = pytest.mark.cli
 
-BIN = Path(sys.executable).parent
 HOLD_SESSION = (
     "import time\n"
     "from spark_cdc.runtime import get_or_create_session\n"
@@ -27,23 +26,12 @@ HOLD_SESSION = (
 
 
 def _env(dbt_project: Path, home: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(SPARK_CDC_HOME=str(home), DBT_PROFILES_DIR=str(dbt_project / "profiles"), **extra)
-    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
-    return env
+    return command_env(home, drop=(), profiles=dbt_project / "profiles", **extra)
 
 
 def _dbt(args: list[str], project: Path, env: dict[str, str]) -> tuple[float, str, int]:
     started = time.monotonic()
-    done = subprocess.run(
-        ["dbt", *args, "--target-path", "target_guards"],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = run_command(["dbt", *args, "--target-path", "target_guards"], env, cwd=project)
     return time.monotonic() - started, done.stdout + done.stderr, done.returncode
 
 

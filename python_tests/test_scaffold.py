@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT_DIR
+from support import PROJECT_DIR
 
 BIN = Path(sys.executable).parent
 CAPABILITY_FOLDERS = ("change_events", "hash_cdc", "schema_drift")

@@ -4,12 +4,7 @@ target; the runtime does too), whichever entry point created the session and in 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-from conftest import PROJECT_DIR
+from support import BIN, command_env, run_command
 
 CAST = "select cast('x' as int) as bad_int, cast('1.5' as int) as rounded"
 
@@ -25,18 +20,8 @@ def test_the_process_session_casts_like_dbt(spark, dbt):
 
 
 def test_a_spark_cdc_command_casts_the_same_way(tmp_path):
-    env = {key: value for key, value in os.environ.items() if not key.startswith("SPARK_CDC_")}
-    env.update(SPARK_CDC_HOME=str(tmp_path), SPARK_CDC_TARGET="local")
-    env["DBT_PROFILES_DIR"] = str(PROJECT_DIR / "profiles")
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "spark-cdc"), "sql", CAST],
-        cwd=PROJECT_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    env = command_env(tmp_path, SPARK_CDC_TARGET="local")
+    done = run_command([str(BIN / "spark-cdc"), "sql", CAST], env, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines()[-1].split("|")[0].strip() == "NULL"
     assert done.stdout.splitlines()[-1].split("|")[1].strip() == "1"

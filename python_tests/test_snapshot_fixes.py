@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT_DIR, dbt_invoker
+from support import PROJECT_DIR, dbt_invoker, messages
 
 from spark_cdc.dbt_invoke import snapshot_variant
 
@@ -98,8 +98,7 @@ def _rows(spark, which: str, name: str) -> list[dict]:
 
 
 def _failure(result) -> str:
-    messages = [str(r.message) for r in result.result.results] if result.result else []
-    return " ".join(messages) + str(result.exception or "")
+    return messages(result) + str(result.exception or "")
 
 
 PEOPLE = "id int, name string, updated_at timestamp"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import copy_project, dbt_invoker
+from support import copy_project, dbt_invoker
 
 HIGH = "timestamp'9999-12-31 23:59:59'"
 COLUMNS = (

@@ -7,6 +7,7 @@ import datetime as dt
 import json
 
 import pytest
+from support import messages
 
 from spark_cdc.table_state import versions
 
@@ -18,11 +19,7 @@ EMPTY_DAY = 9  # stg_customer_states shows no row for it
 
 def _failure(result) -> str:
     """What a failed dbt command said: node messages, or the exception of a failed hook."""
-    if result.result is not None and hasattr(result.result, "results"):
-        text = " ".join(str(r.message) for r in result.result.results if r.message)
-        if text:
-            return text
-    return str(result.exception)
+    return messages(result) or str(result.exception)
 
 
 @pytest.fixture(scope="module")

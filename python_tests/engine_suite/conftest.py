@@ -15,8 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support import dbt_invoker
 
-from spark_cdc.dbt_invoke import copy_project, run_dbt
+from spark_cdc.dbt_invoke import copy_project
 from spark_cdc.targets import current_target, session_for
 
 ENGINE = os.environ.get("SPARK_CDC_ENGINE_SUITE", "")
@@ -35,15 +36,7 @@ def project(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def dbt(project: Path) -> Callable:
-    def invoke(*args: str, expect_success: bool = True):
-        return run_dbt(
-            list(args),
-            project_dir=project,
-            profiles_dir=project / "profiles",
-            expect_success=expect_success,
-        )
-
-    return invoke
+    return dbt_invoker(project)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,72 @@
+"""What many test files share: the project's folders, a dbt invoker, the text of a dbt result,
+and the environment and run of a command in a process of its own."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def copy_project(destination: Path) -> Path:
+    """Copy the dbt project (without local state) so a test can run and change it freely."""
+    from spark_cdc.dbt_invoke import copy_project as copy
+
+    return copy(destination, PROJECT_DIR)
+
+
+def dbt_invoker(project: Path) -> Callable:
+    """A function running ``dbt <args>`` in-process on ``project``; raises when it fails
+    (unless ``expect_success=False``)."""
+    from spark_cdc.dbt_invoke import run_dbt
+
+    def invoke(*args: str, expect_success: bool = True):
+        return run_dbt(
+            list(args),
+            project_dir=project,
+            profiles_dir=project / "profiles",
+            expect_success=expect_success,
+        )
+
+    return invoke
+
+
+def messages(result: Any) -> str:
+    """The messages of the nodes of a dbt result, joined (empty when it has none)."""
+    rows = getattr(getattr(result, "result", None), "results", None) or []
+    return " ".join(str(row.message) for row in rows if row.message)
+
+
+def command_env(
+    home: Path | None = None,
+    *,
+    drop: Iterable[str] = ("SPARK_CDC_",),
+    profiles: Path | None = PROJECT_DIR / "profiles",
+    **extra: str,
+) -> dict[str, str]:
+    """This process's environment for a command of its own: variables starting with a ``drop``
+    prefix removed, ``SPARK_CDC_HOME`` (when given), ``DBT_PROFILES_DIR`` (unless None), the
+    virtualenv's bin first on PATH, then ``extra``."""
+    prefixes = tuple(drop)
+    env = {key: value for key, value in os.environ.items() if not key.startswith(prefixes)}
+    if home is not None:
+        env["SPARK_CDC_HOME"] = str(home)
+    if profiles is not None:
+        env["DBT_PROFILES_DIR"] = str(profiles)
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    return {**env, **extra}
+
+
+def run_command(
+    command: list[str], env: dict[str, str], cwd: Path = PROJECT_DIR, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    """Run ``command`` to its end (text output captured, no exception on failure)."""
+    return subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
