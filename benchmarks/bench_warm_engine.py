@@ -7,12 +7,19 @@ Spark Connect client of the home's running engine). The engine's own start and t
 client's warm-up are reported apart (paid once, not per command). While the cold commands run,
 the engine is idle (no client): one Spark JVM works at a time.
 
+Each command also gets its phases from dbt's own JSON log (``--log-format-file json``): start-up
+(process start to dbt's first line: imports), parse (to the node count), connect (to the first
+node: the session, the relation cache, the on-run-start hooks), nodes (first node start to last
+node end; the slowest node named) and finish (artifacts, to the process's end).
+
 Usage: ``python benchmarks/bench_warm_engine.py [--repeat 3]``
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import json
 import os
 import shutil
 import statistics
@@ -45,11 +52,63 @@ def _env(home: Path, target: str) -> dict[str, str]:
     return env
 
 
+PHASES = ("startup", "parse", "connect", "nodes", "finish")
+
+
 def _dbt(home: Path, target: str, args: list[str]) -> float:
     """Wall seconds of one plain ``dbt`` command (its own target path, so partial parsing
-    works across repetitions as it does for a user)."""
-    command = [str(BIN / "dbt"), *args, "--target-path", str(home / f"target_{target}")]
-    return timed_subprocess(command, _env(home, target), PROJECT)
+    works across repetitions as it does for a user); its phases in ``LAST_PHASES``."""
+    logs = home / "bench_logs"
+    shutil.rmtree(logs, ignore_errors=True)
+    command = [
+        str(BIN / "dbt"),
+        "--log-path",
+        str(logs),
+        "--log-format-file",
+        "json",
+        "--log-level-file",
+        "debug",
+        *args,
+        "--target-path",
+        str(home / f"target_{target}"),
+    ]
+    started = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    seconds = timed_subprocess(command, _env(home, target), PROJECT)
+    LAST_PHASES.clear()
+    LAST_PHASES.update(_phases(logs / "dbt.log", started, seconds))
+    return seconds
+
+
+LAST_PHASES: dict = {}
+
+
+def _phases(log: Path, started: dt.datetime, seconds: float) -> dict:
+    """Seconds per phase of one dbt command, from its JSON log (see the module's docstring)."""
+    events: dict[str, list[dt.datetime]] = {}
+    slowest = ("", 0.0)
+    for line in log.read_text().splitlines():
+        event = json.loads(line)
+        name = event["info"]["name"]
+        moment = dt.datetime.fromisoformat(event["info"]["ts"].rstrip("Z"))
+        events.setdefault(name, []).append(moment)
+        node = event.get("data", {}).get("node_info") or {}
+        if name == "NodeFinished" and node.get("node_started_at"):
+            took = (
+                dt.datetime.fromisoformat(node["node_finished_at"])
+                - dt.datetime.fromisoformat(node["node_started_at"])
+            ).total_seconds()
+            if took > slowest[1]:
+                slowest = (node.get("node_name", ""), took)
+    marks = [
+        started,
+        events["MainReportVersion"][0],
+        events["FoundStats"][0],
+        events["NodeStart"][0],
+        events["NodeFinished"][-1],
+        started + dt.timedelta(seconds=seconds),
+    ]
+    out = {phase: (marks[i + 1] - marks[i]).total_seconds() for i, phase in enumerate(PHASES)}
+    return {**out, "slowest_node": slowest[0], "slowest_node_s": slowest[1]}
 
 
 def _prepare(home: Path) -> None:
@@ -75,6 +134,9 @@ def main() -> int:
         runs: dict[str, dict[str, list[float]]] = {
             name: {"cold": [], "warm": []} for name in COMMANDS
         }
+        phases: dict[str, dict[str, list[dict]]] = {
+            name: {"cold": [], "warm": []} for name in COMMANDS
+        }
         for attempt in range(args.repeat):
             order = ("cold", "warm") if attempt % 2 == 0 else ("warm", "cold")
             for name, command in COMMANDS.items():
@@ -88,7 +150,9 @@ def main() -> int:
                             _dbt(warm_home, "engine", ["run", "--select", "stg_customer_states"])
                         seconds = _dbt(warm_home, "engine", command)
                     runs[name][kind].append(seconds)
-                    print(f"run {attempt + 1} {name} {kind}: {seconds:.1f} s")
+                    phases[name][kind].append(dict(LAST_PHASES))
+                    split = " ".join(f"{p} {LAST_PHASES[p]:.1f}" for p in PHASES)
+                    print(f"run {attempt + 1} {name} {kind}: {seconds:.1f} s ({split})")
     finally:
         engine.stop(warm_home)
         shutil.rmtree(work, ignore_errors=True)
@@ -97,8 +161,24 @@ def main() -> int:
     print(f"\n{'command':<28}{'cold (local)':>14}{'warm (engine)':>15}{'warm/cold':>11}")
     for name, kinds in runs.items():
         cold, warm = statistics.median(kinds["cold"]), statistics.median(kinds["warm"])
-        report[name] = {"cold_s": cold, "warm_s": warm, "ratio": warm / cold, "runs": kinds}
+        split = {
+            kind: {p: statistics.median(r[p] for r in phases[name][kind]) for p in PHASES}
+            for kind in ("cold", "warm")
+        }
+        report[name] = {
+            "cold_s": cold,
+            "warm_s": warm,
+            "ratio": warm / cold,
+            "runs": kinds,
+            "phase_medians_s": split,
+            "phases": phases[name],
+        }
         print(f"{name:<28}{cold:>12.1f} s{warm:>13.1f} s{warm / cold:>10.2f}x")
+    print(f"\n{'median phase (s)':<28}" + "".join(f"{p:>9}" for p in PHASES))
+    for name in runs:
+        for kind in ("cold", "warm"):
+            values = report[name]["phase_medians_s"][kind]
+            print(f"{name + ' ' + kind:<28}" + "".join(f"{values[p]:>9.1f}" for p in PHASES))
     save_results("warm_engine", report)
     return 0
 
