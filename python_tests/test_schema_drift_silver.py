@@ -9,7 +9,7 @@ import pytest
 
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import registry_increment
-from spark_cdc.schema_drift.silver import METADATA_COLUMNS, refresh_silver
+from spark_cdc.schema_drift.silver import METADATA_COLUMNS, drop_started_rows, refresh_silver
 
 RAW = "payload string, source_file string, batch_id string, file_modified_at timestamp_ntz"
 LOADS = [
@@ -139,3 +139,23 @@ def test_a_table_the_log_does_not_know_is_replaced(spark, databases):
     _logged(spark, db, _refresh(spark, db))
     assert [r.page for r in spark.table(f"{db}.s__view").collect()] == ["a"]
     assert ("view", "create", 2, 2, 1, 2, ["event_type", "page"]) in _log(spark, db)
+
+
+def test_started_rows_of_an_older_log_are_dropped(spark, databases):
+    """Logs written before the log became the truth hold a ``started`` marker row per refresh
+    (empty event type, load 0): they are deleted, the loads kept, and a refresh goes on."""
+    _, db = databases
+    _land(spark, db, 1)
+    _logged(spark, db, _refresh(spark, db))
+    marker = "('', '', 0, 'started', 0, 0, 0, 0, array(), localtimestamp(), 'old')"
+    spark.sql(f"insert into {db}.loads values {marker}, {marker}")
+    loads = spark.table(f"{db}.loads").where("write_mode <> 'started'").count()
+    assert loads == 2
+
+    assert drop_started_rows(spark, f"{db}.loads") == 2
+    assert drop_started_rows(spark, f"{db}.loads") == 0
+    modes = sorted(r.write_mode for r in spark.table(f"{db}.loads").collect())
+    assert modes == ["create", "create"]
+    _land(spark, db, 2)
+    _logged(spark, db, _refresh(spark, db))
+    assert _log(spark, db) == [row for row in EXPECTED_LOG if row[3] <= 2]

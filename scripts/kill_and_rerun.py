@@ -16,7 +16,8 @@ Usage: ``.venv/bin/python scripts/kill_and_rerun.py [--only hash_cdc] [--work /t
 [--target engine] [--kills N]``. With ``--target engine`` every command is a client of the home's
 warm engine: the client is killed, the engine must survive it, and the rerun goes through the
 same engine. Prints one line per kill and a summary table; writes
-benchmarks/results/kill_and_rerun_<target>.json.
+benchmarks/results/kill_and_rerun_<target>.json (a capability's earlier results replaced,
+the others kept).
 """
 
 from __future__ import annotations
@@ -407,6 +408,13 @@ def check(capability: Capability, work: Path) -> None:
     _release(home)
 
 
+def _merged(out: Path, summary: list[dict]) -> list[dict]:
+    """The results file with this run's capabilities replaced, the others kept, in NAMES order."""
+    earlier = json.loads(out.read_text()) if out.exists() else []
+    by_name = {row["capability"]: row for row in earlier + summary}
+    return [by_name[name] for name in NAMES if name in by_name]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="capability name (repeatable)")
@@ -446,7 +454,7 @@ def main() -> int:
         print(f"| {row['capability']} | {row['kills']} | {row['readable']} | {row['converged']} |")
     out = PROJECT / "benchmarks" / "results" / f"kill_and_rerun_{args.target}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(summary, indent=2))
+    out.write_text(json.dumps(_merged(out, summary), indent=2))
     survived = all(r["engine_survived"] for row in summary for r in row["results"])
     converged = all(r["converged"] == r["kills"] == r["readable"] for r in summary)
     return 0 if converged and survived else 1

@@ -15,7 +15,7 @@ from spark_cdc.dbt_context import process_id
 from spark_cdc.dbt_models.settings import SettingsError, block
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import registry_increment
-from spark_cdc.schema_drift.silver import METADATA_COLUMNS, refresh_silver
+from spark_cdc.schema_drift.silver import METADATA_COLUMNS, drop_started_rows, refresh_silver
 
 
 def settings(meta: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -50,6 +50,8 @@ def silver_loads(
 ) -> DataFrame:
     """Writes the feed's silver tables; returns the log rows of what it wrote."""
     prefix = str(settings(meta)["silver_table_prefix"])
+    if dbt.is_incremental:  # a log kept by an older release: its marker rows go first
+        drop_started_rows(session, str(dbt.this))
     log = _prior(dbt, session)
     return refresh_silver(
         session, bronze, registry, log, dbt.this.schema, prefix, process_id(session)

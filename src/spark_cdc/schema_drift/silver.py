@@ -144,9 +144,13 @@ def _data_columns(schema: StructType | None) -> StructType | None:
     return StructType([item for item in schema.fields if item.name not in METADATA_COLUMNS])
 
 
-def _flat_struct(superset: StructType | None) -> StructType:
+def _flat_columns(superset: StructType | None) -> list[FlatColumn]:
+    """The data columns of a table parsed with ``superset``."""
     final = finalize(superset) if superset is not None else None
-    columns = flatten(final if isinstance(final, StructType) else StructType([]))
+    return flatten(final if isinstance(final, StructType) else StructType([]))
+
+
+def _as_struct(columns: list[FlatColumn]) -> StructType:
     return StructType([StructField(column.name, column.data_type) for column in columns])
 
 
@@ -154,8 +158,7 @@ def _write_mode(before: StructType | None, columns: list[FlatColumn]) -> str:
     """create (no table before), append (only new columns) or rebuild (a type widened)."""
     if before is None:
         return "create"
-    new = StructType([StructField(column.name, column.data_type) for column in columns])
-    return "append" if _extends(before, new) else "rebuild"
+    return "append" if _extends(before, _as_struct(columns)) else "rebuild"
 
 
 def _write(
@@ -173,6 +176,16 @@ def _write(
     writer = writer.tableProperty("delta.columnMapping.mode", "name")
     (writer.createOrReplace() if replace else writer.create())
     return rows
+
+
+def drop_started_rows(spark: SparkSession, log_table: str) -> int:
+    """Delete the ``started`` rows that refreshes before this log format wrote (a marker row per
+    refresh, no table); returns how many were deleted. File statistics answer the check when
+    there are none (``started`` sorts after every write mode)."""
+    started = spark.table(log_table).where(F.col("write_mode") == "started").count()
+    if started:
+        spark.sql(f"delete from {log_table} where write_mode = 'started'")
+    return started
 
 
 def _logged_supersets(log: DataFrame, accepted: DataFrame) -> dict[str, StructType]:
@@ -258,14 +271,13 @@ def refresh_silver(
             schema_from_json(superset_json),
             done.get(row.event_type, 0),
         )
-        final = finalize(plan.superset)
-        columns = flatten(final if isinstance(final, StructType) else StructType([]))
+        columns = _flat_columns(plan.superset)
         exists = names[row.event_type].lower() in tables
         if log is None:  # first run or full refresh: the table as found, rebuilt
             before = _data_columns(spark.table(plan.table).schema) if exists else None
             mode = "rebuild" if exists else "create"
         elif row.event_type in logged and exists:
-            before = _flat_struct(logged[row.event_type])
+            before = _as_struct(_flat_columns(logged[row.event_type]))
             mode = _write_mode(before, columns)
         else:  # a table the log does not know (left by a failed refresh) is replaced
             before, mode = None, "create"
