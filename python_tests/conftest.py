@@ -11,6 +11,8 @@ from support import PROJECT_DIR, copy_project, dbt_invoker
 
 # The project's profiles (as `make test` exports it), for what runs dbt or spark-cdc in-process.
 os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_DIR / "profiles"))
+# Engines the tests start skip the warm-up (test_engines.py warms its own, as users' are).
+os.environ["SPARK_CDC_ENGINE_WARMUP"] = "0"
 if "SPARK_CDC_ENGINE_SUITE" not in os.environ:
     # The suite runs on the embedded runtime of its own temporary home; the engine suite
     # (engine_suite/) runs in subprocesses of test_engines.py and test_engine_other_targets.py,

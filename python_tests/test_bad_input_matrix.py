@@ -88,6 +88,23 @@ class Outcome:
     lost: list = field(default_factory=list)
 
 
+@pytest.fixture(scope="module")
+def written(spark, tmp_path_factory) -> Callable:
+    """Write a frame as the Delta table ``name`` (by path, no metastore round trip: the
+    tables of one case replace the previous case's) and return the table as read back."""
+    root = tmp_path_factory.mktemp("matrix_tables")
+
+    def write(frame, name: str, column_mapping: bool = False):
+        location = f"delta.`{root / name}`"
+        writer = frame.writeTo(location).using("delta")
+        if column_mapping:
+            writer = writer.tableProperty("delta.columnMapping.mode", "name")
+        writer.createOrReplace()
+        return spark.table(location)
+
+    return write
+
+
 # --- hash CDC extracts ----------------------------------------------------------------------
 
 HASH = DatasetConfig.from_mapping(
@@ -318,7 +335,7 @@ def _input_rows(case: Case, config: DatasetConfig) -> list[dict[str, str | None]
     return [dict(zip(header, row, strict=False)) for row in records]
 
 
-def _run_hash(spark, case: Case, folder: Path, tables: dict[str, str]) -> Outcome:
+def _run_hash(spark, case: Case, folder: Path, tables: dict[str, str], written) -> Outcome:
     """Apply the extract as the model does and write what it writes (current table and
     quarantine); count applied, quarantined and lost from those written tables."""
     config = case.config or HASH
@@ -330,7 +347,6 @@ def _run_hash(spark, case: Case, folder: Path, tables: dict[str, str]) -> Outcom
     run = RunSettings(effective_date=DATE, landing_root=str(folder))
     before = {r.key_hash for r in spark.table(table).where("operation != 'D'").collect()}
     outcome = Outcome()
-    written, quarantine = "matrix.hash_after", "matrix.hash_quarantine"
     try:
         raw = read_extract(spark, str(folder), config, config.file_format)
         staged = stage_extract(raw, config, DATE).localCheckpoint()
@@ -340,15 +356,11 @@ def _run_hash(spark, case: Case, folder: Path, tables: dict[str, str]) -> Outcom
         assert latest_version(spark, table) == version  # nothing written
         return outcome
     assert latest_version(spark, table) == version  # the library itself wrote nothing
-    after.write.format("delta").mode("overwrite").option("overwriteSchema", True).saveAsTable(
-        written
-    )
-    staged.where(F.col(REASON).isNotNull()).write.format("delta").mode("overwrite").option(
-        "overwriteSchema", True
-    ).saveAsTable(quarantine)
+    current = written(after, "hash_after")
+    quarantine = written(staged.where(F.col(REASON).isNotNull()), "hash_quarantine")
     # From the written tables only.
-    held = spark.table(quarantine).collect()
-    live = [r.asDict() for r in spark.table(written).where("operation != 'D'").collect()]
+    held = quarantine.collect()
+    live = [r.asDict() for r in current.where("operation != 'D'").collect()]
     key, value = next(iter(config.keys)), next(iter(config.nonkeys))
     held_keys = set()
     for row in held:
@@ -623,21 +635,16 @@ DEBEZIUM_CASES = [
 HIGH = "9999-12-31 23:59:59"
 
 
-def _ledger_outcome(spark, ledger, rows_in: int) -> Outcome:
+def _ledger_outcome(ledger, rows_in: int, written) -> Outcome:
     """Write the ledger and the history resolved from it, as the models do; count from them.
     ``rows_in`` is what the input holds, counted in plain Python."""
-    ledger.write.format("delta").mode("overwrite").option("overwriteSchema", True).saveAsTable(
-        "matrix.ledger"
-    )
-    written = spark.table("matrix.ledger")
-    history = history_increment(written, None, None, SOURCE, HIGH, "matrix")
-    history.write.format("delta").mode("overwrite").option("overwriteSchema", True).saveAsTable(
-        "matrix.history"
-    )
+    ledger_table = written(ledger, "ledger")
+    history = history_increment(ledger_table, None, None, SOURCE, HIGH, "matrix")
+    history_table = written(history, "history")
     keys = [F.col(f"image.{k}").alias(k) for k in TARGET.keys]
-    rows = written.select("status", REASON, "change_kind", *keys).collect()
+    rows = ledger_table.select("status", REASON, "change_kind", *keys).collect()
     statuses = Counter(r.status for r in rows)
-    kept = {tuple(r[k] for k in TARGET.keys) for r in spark.table("matrix.history").collect()}
+    kept = {tuple(r[k] for k in TARGET.keys) for r in history_table.collect()}
     applied_keys = {
         tuple(r[k] for k in TARGET.keys)
         for r in rows
@@ -654,7 +661,7 @@ def _ledger_outcome(spark, ledger, rows_in: int) -> Outcome:
     )
 
 
-def _run_landing(spark, case: Case, folder: Path) -> Outcome:
+def _run_landing(spark, case: Case, folder: Path, written) -> Outcome:
     path = folder / "batch-00000.jsonl"
     path.write_bytes(case.data)
     expected_lines = [line for line in case.data.split(b"\n") if line.strip()]
@@ -668,11 +675,11 @@ def _run_landing(spark, case: Case, folder: Path) -> Outcome:
     unreadable = landed.where("_landing_error is not null")
     assert unreadable.where("_raw_record is null").count() == 0  # ... with its raw text
     return _ledger_outcome(
-        spark, ledger_increment(landed, None, SOURCE, "matrix"), len(expected_lines)
+        ledger_increment(landed, None, SOURCE, "matrix"), len(expected_lines), written
     )
 
 
-def _run_feed(spark, case: Case) -> Outcome:
+def _run_feed(spark, case: Case, written) -> Outcome:
     rows = [event(), {**event(column_values=["2", "b", "1"]), **case.data}]
     for row in rows:
         row["event_ts"] = (
@@ -684,17 +691,17 @@ def _run_feed(spark, case: Case) -> Outcome:
         "column_values array<string>, old_key_names array<string>, old_key_values array<string>, "
         "_batch_id bigint",
     )
-    return _ledger_outcome(spark, ledger_increment(frame, None, SOURCE, "matrix"), len(rows))
+    return _ledger_outcome(ledger_increment(frame, None, SOURCE, "matrix"), len(rows), written)
 
 
-def _run_debezium(spark, case: Case) -> Outcome:
+def _run_debezium(spark, case: Case, written) -> Outcome:
     values = [v.encode() if isinstance(v, str) else v for v in case.data]
     frame = spark.createDataFrame([(0, v) for v in values], "_batch_id long, raw binary")
     messages = frame.select("_batch_id", F.col("raw").cast("string").alias("value"))
     return _ledger_outcome(
-        spark,
         ledger_increment(normalize_debezium(messages, TARGET), None, SOURCE, "m"),
         len(values),
+        written,
     )
 
 
@@ -769,7 +776,7 @@ JSON_CASES = [
 ]
 
 
-def _run_json(spark, case: Case, folder: Path) -> Outcome:
+def _run_json(spark, case: Case, folder: Path, written) -> Outcome:
     batch = folder / "batch_0001"
     batch.mkdir()
     (batch / "part-00000.jsonl").write_bytes(case.data)
@@ -791,12 +798,10 @@ def _run_json(spark, case: Case, folder: Path) -> Outcome:
         if r.parse_error or r.conflict_reason
     )
     lines_in = [line for line in case.data.split(b"\n") if line != b""]
-    bronze.write.format("delta").mode("overwrite").option("overwriteSchema", True).saveAsTable(
-        "matrix.bronze"
-    )
+    bronze_table = written(bronze, "bronze")
     outcome = Outcome(reasons=reasons, rows_in=len(lines_in))
     outcome.quarantined = sum(reasons.values())
-    assert spark.table("matrix.bronze").count() == len(lines_in)  # bronze keeps every line
+    assert bronze_table.count() == len(lines_in)  # bronze keeps every line
     # Every accepted event type is written to a silver table of its own; applied = the rows
     # those written tables hold.
     accepted = registry.where("status = 'accepted'")
@@ -811,11 +816,8 @@ def _run_json(spark, case: Case, folder: Path) -> Outcome:
             accepted.select("event_type", "variation_hash", "schema_version"),
             ["event_type", "variation_hash"],
         ).where(F.col("event_type") == row.event_type)
-        silver = f"matrix.silver_{number}"
-        parse_events(rows, schema_from_json(row.s)).writeTo(silver).using("delta").tableProperty(
-            "delta.columnMapping.mode", "name"
-        ).createOrReplace()
-        outcome.applied += spark.table(silver).count()
+        silver = parse_events(rows, schema_from_json(row.s))
+        outcome.applied += written(silver, f"silver_{number}", column_mapping=True).count()
     return outcome
 
 
@@ -876,14 +878,14 @@ CASES = [*HASH_CASES, *LANDING_CASES, *FEED_CASES, *DEBEZIUM_CASES, *JSON_CASES,
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
-def test_bad_input(spark, case: Case, tmp_path, hash_previous):
+def test_bad_input(spark, case: Case, tmp_path, hash_previous, written):
     runners: dict[str, Callable[[], Outcome]] = {
-        "csv": lambda: _run_hash(spark, case, tmp_path, hash_previous),
-        "parquet": lambda: _run_hash(spark, case, tmp_path, hash_previous),
-        "landing": lambda: _run_landing(spark, case, tmp_path),
-        "feed": lambda: _run_feed(spark, case),
-        "debezium": lambda: _run_debezium(spark, case),
-        "json": lambda: _run_json(spark, case, tmp_path),
+        "csv": lambda: _run_hash(spark, case, tmp_path, hash_previous, written),
+        "parquet": lambda: _run_hash(spark, case, tmp_path, hash_previous, written),
+        "landing": lambda: _run_landing(spark, case, tmp_path, written),
+        "feed": lambda: _run_feed(spark, case, written),
+        "debezium": lambda: _run_debezium(spark, case, written),
+        "json": lambda: _run_json(spark, case, tmp_path, written),
         "initial": lambda: _run_initial(spark, case, tmp_path),
     }
     outcome = runners[case.entry]()
@@ -904,9 +906,14 @@ def test_bad_input(spark, case: Case, tmp_path, hash_previous):
 # --- snapshot sources and vars, through dbt ----------------------------------------------------
 
 SNAPSHOT_YML = """
+sources:
+  - name: matrix
+    schema: matrix
+    tables:
+      - name: snapshot_source
 snapshots:
   - name: matrix_snapshot
-    relation: ref('matrix_source')
+    relation: source('matrix', 'snapshot_source')
     config:
       unique_key: id
       strategy: timestamp
@@ -916,70 +923,73 @@ snapshots:
 SOURCE_SQL = "select * from values {rows} as t(id, name, updated_at) where {where}"
 DAY_ONE = "(1, 'a', timestamp'2026-01-01 00:00:00'), (2, 'b', timestamp'2026-01-01 00:00:00')"
 
+# (case, source rows and filter, the snapshot's vars, words of the error). Every kind of bad
+# high end date and its error: test_snapshot_macros.py (the macro rendered without a run).
 SNAPSHOT_CASES = [
     (
         "duplicate keys",
         {"rows": DAY_ONE + ", (1, 'c', timestamp'2026-01-02 00:00:00')"},
+        {},
         "duplicate unique_key values",
     ),
     (
         "null key",
         {"rows": DAY_ONE + ", (null, 'c', timestamp'2026-01-02 00:00:00')"},
+        {},
         "NULL or duplicate unique_key values",
     ),
-    ("empty source", {"rows": DAY_ONE, "where": "false"}, "the snapshot query returned no rows"),
     (
-        "high end date not a date",
-        {"rows": DAY_ONE, "default_high_dttm": "not-a-date"},
-        "var default_high_dttm must be",
-    ),
-    (
-        "high end date impossible",
-        {"rows": DAY_ONE, "default_high_dttm": "2020-02-30 00:00:00"},
-        "(no such date)",
-    ),
-    (
-        "high end date with a zone",
-        {"rows": DAY_ONE, "default_high_dttm": "9999-12-31 23:59:59+02:00"},
-        "zone-less",
+        "empty source",
+        {"rows": DAY_ONE, "where": "false"},
+        {},
+        "the snapshot query returned no rows",
     ),
     (
         "updated_at as text",
         {"rows": "(1, 'a', 'someday'), (2, 'b', '2026-01-01 00:00:00')"},
+        {},
         "is of type string; the timestamp strategy needs a date or timestamp",
     ),
+    (
+        "high end date not a date",
+        {"rows": DAY_ONE},
+        {"default_high_dttm": "not-a-date"},
+        "var default_high_dttm must be",
+    ),
 ]
+
+
+def _snapshot_source(spark, rows: str, where: str = "true") -> None:
+    """The snapshot's source table holds exactly these rows (a table, not a var of the run: dbt
+    parses the project again whenever its vars change)."""
+    spark.sql("create schema if not exists matrix")
+    query = SOURCE_SQL.format(rows=rows, where=where)
+    spark.sql(f"create or replace table matrix.snapshot_source using delta as {query}")
 
 
 @pytest.fixture(scope="module")
 def snapshot_project(spark, tmp_path_factory):
     project = copy_project(tmp_path_factory.mktemp("matrix_snapshot") / "spark_cdc")
-    (project / "models" / "matrix_source.sql").write_text(
-        "{{ config(materialized='view') }}\n"
-        + SOURCE_SQL.replace("{rows}", "{{ var('rows') }}").replace(
-            "{where}", "{{ var('where', 'true') }}"
-        )
-        + "\n"
-    )
     (project / "snapshots" / "matrix_snapshot.yml").write_text(SNAPSHOT_YML)
     dbt = dbt_invoker(project)
     spark.sql("drop table if exists spark_cdc.matrix_snapshot")
-    day_one = json.dumps({"rows": DAY_ONE})
-    dbt("run", "--select", "matrix_source", "--vars", day_one)
-    dbt("snapshot", "--select", "matrix_snapshot", "--vars", day_one)
+    _snapshot_source(spark, DAY_ONE)
+    dbt("snapshot", "--select", "matrix_snapshot")
     return dbt
 
 
 @pytest.mark.parametrize(
-    ("name", "variables", "error"), SNAPSHOT_CASES, ids=[c[0] for c in SNAPSHOT_CASES]
+    ("name", "source", "variables", "error"),
+    SNAPSHOT_CASES,
+    ids=[c[0] for c in SNAPSHOT_CASES],
 )
-def test_bad_snapshot_input(spark, snapshot_project, name, variables, error):
+def test_bad_snapshot_input(spark, snapshot_project, name, source, variables, error):
     table = "spark_cdc.matrix_snapshot"
     before = (latest_version(spark, table), sorted(map(tuple, spark.table(table).collect())))
-    values = json.dumps(variables)
-    snapshot_project("run", "--select", "matrix_source", "--vars", values, expect_success=False)
+    _snapshot_source(spark, **source)
+    options = ["--vars", json.dumps(variables)] if variables else []
     result = snapshot_project(
-        "snapshot", "--select", "matrix_snapshot", "--vars", values, expect_success=False
+        "snapshot", "--select", "matrix_snapshot", *options, expect_success=False
     )
     assert not result.success
     assert error in messages(result) + str(result.exception)

@@ -5,6 +5,7 @@ dbt commands at once, the token, the idle stop, the home it holds)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -24,9 +25,22 @@ pytestmark = pytest.mark.cli
 @pytest.fixture(scope="module")
 def connect_engine(tmp_path_factory):
     home = tmp_path_factory.mktemp("connect_engine")
-    state = engine.start(home, "connect")
+    # Warmed as a user's engine is (the suite's other engines skip it: conftest.py), one round.
+    os.environ["SPARK_CDC_ENGINE_WARMUP"] = "1"
+    try:
+        state = engine.start(home, "connect")
+    finally:
+        os.environ["SPARK_CDC_ENGINE_WARMUP"] = "0"
     yield home, state
     engine.stop(home, "connect")
+
+
+def test_the_engine_is_warmed_before_clients_find_it(connect_engine):
+    home, _ = connect_engine
+    log = engine.Engine(home).log_file.read_text(errors="replace")
+    assert "spark_cdc engine warm-up: 1 round in" in log
+    # The warm-up's scratch Delta table (by path, never in the metastore) is gone.
+    assert not (engine.Engine(home).folder / "warmup_table").exists()
 
 
 def test_the_engine_suite_on_the_warm_connect_engine(connect_engine):

@@ -32,19 +32,9 @@ def day_one(spark, dbt) -> dict:
     return versions(spark, TABLES)
 
 
-@pytest.mark.parametrize(
-    ("value", "detail"),
-    [
-        ("not-a-date", "got 'not-a-date'"),
-        ("2020-02-30 00:00:00", "(no such date)"),
-        ("2020-01-01 24:00:00", "(no such time)"),
-        ("9999-12-31T23:59:59Z", "got '9999-12-31T23:59:59Z'"),
-        ("10000-01-01 00:00:00", "got '10000-01-01 00:00:00'"),
-    ],
-)
-def test_a_bad_high_end_date_stops_the_run_before_anything_is_written(
-    spark, dbt, day_one, value, detail
-):
+def test_a_bad_high_end_date_stops_the_run_before_anything_is_written(spark, dbt, day_one):
+    # Each kind of bad value and the words of its error: test_snapshot_macros.py (rendered).
+    value, detail = "2020-02-30 00:00:00", "(no such date)"
     variables = json.dumps({"source_day": 2, "default_high_dttm": value})
     failed = dbt("snapshot", "--select", *HARD_DELETES, "--vars", variables, expect_success=False)
     assert not failed.success

@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -301,8 +302,11 @@ def serve(engine: Engine, port: int, idle_timeout: float) -> int:
         while not stopping["now"] and server.poll() is None:
             time.sleep(0.5 if not answering else 2)
             if not answering and _port_open(port):
-                # Clients find the engine only once it answers; the idle clock starts then.
+                # Clients find the engine only once it answers and is warm; the idle clock
+                # starts then.
                 answering = True
+                if engine.kind == "connect":
+                    _warm_up(engine, port, env, log, stopping)
                 _write_state(engine.state_file, state)
             if not answering or _established_connections(server.pid, port) > 0:
                 last_used = time.monotonic()
@@ -319,6 +323,26 @@ def serve(engine: Engine, port: int, idle_timeout: float) -> int:
                 server.kill()
                 server.wait()
     return 0
+
+
+def _warm_up(
+    engine: Engine, port: int, env: dict[str, str], log: Any, stopping: dict[str, bool]
+) -> None:
+    """Run the warm-up client (spark_cdc.engine_warmup) on the new server, its output in the
+    engine's log, until it ends, 180 s pass or the supervisor is told to stop;
+    ``SPARK_CDC_ENGINE_WARMUP=0`` skips it. A failed warm-up is only logged."""
+    if os.environ.get("SPARK_CDC_ENGINE_WARMUP", "").strip() == "0":
+        return
+    command = [sys.executable, "-m", "spark_cdc.engine_warmup", str(engine.folder), str(port)]
+    client = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 180
+    while client.poll() is None and not stopping["now"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if client.poll() is None:
+        client.kill()
+    if client.wait() != 0:
+        log.write(b"spark_cdc engine warm-up did not finish (the engine is usable)\n")
+        log.flush()
 
 
 def start(

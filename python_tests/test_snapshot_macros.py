@@ -1,0 +1,138 @@
+"""The snapshot overrides' metadata macros rendered as SQL, without dbt or Spark: the high end
+date's validation (every value a user may pass), its SQL value, the open-row condition and the
+metadata column names. A dbt run that stops on a bad value before writing anything is shown
+once per entry point in test_snapshot_guards.py and test_bad_input_matrix.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from macro_render import CompilationError, Macros
+
+METADATA = "snapshots/snapshot_metadata.sql"
+HINT = "var default_high_dttm must be a zone-less timestamp 'YYYY-MM-DD HH:MM:SS'"
+
+
+def _high_end_text(value: object) -> str:
+    variables = {} if value is None else {"default_high_dttm": value}
+    return Macros(METADATA, variables=variables).snapshot_high_end_text()
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (None, "9999-12-31 23:59:59"),
+        ("9999-12-31 23:59:59", "9999-12-31 23:59:59"),
+        ("  9999-12-31 23:59:59.999999 ", "9999-12-31 23:59:59.999999"),
+        ("9999-12-31", "9999-12-31"),
+        ("2999-01-01T00:00:00", "2999-01-01 00:00:00"),
+        ("2024-02-29 12:00:00", "2024-02-29 12:00:00"),
+        ("2000-02-29", "2000-02-29"),
+        # an unquoted --vars value that YAML reads as a datetime or a date: its text
+        (dt.datetime(9999, 12, 31, 23, 59, 59), "9999-12-31 23:59:59"),
+        (dt.date(9999, 12, 31), "9999-12-31"),
+    ],
+)
+def test_a_valid_high_end_date_is_taken_as_zone_less_text(value, text):
+    assert _high_end_text(value) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "detail"),
+    [
+        ("not-a-date", "got 'not-a-date'"),
+        ("", "got ''"),
+        ("2020-02-30 00:00:00", "(no such date)"),
+        ("2023-02-29", "(no such date)"),
+        ("1900-02-29", "(no such date)"),
+        ("2020-13-01", "(no such date)"),
+        ("0000-01-01", "(no such date)"),
+        ("2020-01-01 24:00:00", "(no such time)"),
+        ("2020-01-01 23:60:00", "(no such time)"),
+        ("2020-01-01 23:59:60", "(no such time)"),
+        ("9999-12-31T23:59:59Z", "got '9999-12-31T23:59:59Z'"),
+        ("9999-12-31 23:59:59+02:00", "got '9999-12-31 23:59:59+02:00'"),
+        ("10000-01-01 00:00:00", "got '10000-01-01 00:00:00'"),
+        ("9999-12-31 23:59:59.1234567", "got '9999-12-31 23:59:59.1234567'"),
+        ("9999-12-31 23:59", "got '9999-12-31 23:59'"),
+    ],
+)
+def test_a_bad_high_end_date_is_a_compilation_error_naming_it(value, detail):
+    with pytest.raises(CompilationError) as raised:
+        _high_end_text(value)
+    assert HINT in str(raised.value) and detail in str(raised.value)
+
+
+def test_the_run_start_check_renders_nothing_or_stops_the_run():
+    assert Macros(METADATA).validate_snapshot_vars() == ""
+    with pytest.raises(CompilationError, match="no such date"):
+        Macros(METADATA, variables={"default_high_dttm": "2021-02-29"}).validate_snapshot_vars()
+
+
+@pytest.mark.parametrize(
+    ("data_type", "sql"),
+    [
+        ("timestamp", "cast('9999-12-31 23:59:59' as timestamp)"),
+        ("timestamp_ntz", "cast('9999-12-31 23:59:59' as timestamp_ntz)"),
+        ("date", "cast('9999-12-31 23:59:59' as date)"),
+        (None, "cast('9999-12-31 23:59:59' as timestamp)"),
+    ],
+)
+def test_the_high_end_value_is_cast_to_the_type_of_valid_from(data_type, sql):
+    assert Macros(METADATA).snapshot_high_end_value(data_type) == sql
+
+
+@pytest.mark.parametrize(
+    ("config", "alias", "sql"),
+    [
+        ({}, "snapshotted_data", "snapshotted_data.dbt_valid_to is null"),
+        ({}, "", "dbt_valid_to is null"),
+        (
+            {"dbt_valid_to_current": "to_timestamp('9999-12-31')"},
+            "t",
+            "(t.dbt_valid_to = to_timestamp('9999-12-31') or t.dbt_valid_to is null)",
+        ),
+    ],
+)
+def test_an_open_row_is_one_without_an_end_or_with_the_current_marker(config, alias, sql):
+    columns = {"dbt_valid_to": "dbt_valid_to"}
+    assert Macros(METADATA, config=config).snapshot_row_is_open(alias, columns) == sql
+
+
+def test_metadata_column_names_default_and_renamed():
+    defaults = Macros(METADATA).snapshot_metadata_column_names()
+    assert defaults == {
+        "insert_process_id": "dbt_insert_process_id",
+        "inserted_at": "dbt_inserted_at",
+        "close_process_id": "dbt_close_process_id",
+        "closed_at": "dbt_closed_at",
+        "valid_to_high": "dbt_valid_to_high",
+    }
+    renamed = Macros(
+        METADATA, variables={"snapshot_metadata_column_names": {"inserted_at": "loaded_at"}}
+    ).snapshot_metadata_column_names()
+    assert renamed == {**defaults, "inserted_at": "loaded_at"}
+
+
+def test_the_process_id_is_the_invocation_id_as_a_literal():
+    macros = Macros(METADATA, invocation_id="5f0c-42")
+    assert macros.snapshot_process_id() == "'5f0c-42'"
+
+
+@pytest.mark.parametrize(
+    ("columns", "name", "found"),
+    [
+        ([("ID", "bigint"), ("updated_at", "timestamp")], "updated_at", "timestamp"),
+        ([("ID", "bigint")], "id", "bigint"),
+        ([("ID", "bigint")], "missing", None),
+    ],
+)
+def test_a_column_type_is_found_by_name_whatever_its_case(columns, name, found):
+    relation_columns = [_Column(column, dtype) for column, dtype in columns]
+    assert Macros(METADATA).snapshot_column_type(relation_columns, name) == found
+
+
+class _Column:
+    def __init__(self, name: str, dtype: str) -> None:
+        self.name, self.dtype = name, dtype
