@@ -15,8 +15,8 @@ os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_DIR / "profiles"))
 os.environ["SPARK_CDC_ENGINE_WARMUP"] = "0"
 if "SPARK_CDC_ENGINE_SUITE" not in os.environ:
     # The suite runs on the embedded runtime of its own temporary home; the engine suite
-    # (engine_suite/) runs in subprocesses of test_engines.py and test_engine_other_targets.py,
-    # each on the engine it started.
+    # (engine_suite/) runs in subprocesses of test_engines.py, test_engine_thrift.py and
+    # test_engine_standalone.py, each on the engine it started.
     os.environ["SPARK_CDC_TARGET"] = "local"
     collect_ignore = ["engine_suite"]
 

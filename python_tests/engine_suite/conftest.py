@@ -1,8 +1,9 @@
 """The engine suite: a subset of the project's checks, run against a real engine.
 
-Run by ``python_tests/test_engines.py`` and ``test_engine_other_targets.py`` in a subprocess,
-once per engine they start on loopback, with ``SPARK_CDC_ENGINE_SUITE`` naming the engine
-(connect, thrift, cluster) and ``SPARK_CDC_TARGET`` the profile target that reaches it. dbt
+Run by ``python_tests/test_engines.py``, ``test_engine_thrift.py`` and
+``test_engine_standalone.py`` in a subprocess, once per engine they start on loopback, with
+``SPARK_CDC_ENGINE_SUITE`` naming the engine (connect, thrift, cluster) and
+``SPARK_CDC_TARGET`` the profile target that reaches it. dbt
 runs in the suite's process (dbtRunner); its assertions read tables through the same target
 (a Spark Connect session, the cluster's driver session, or SQL over Thrift).
 """
