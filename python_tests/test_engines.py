@@ -36,11 +36,21 @@ def connect_engine(tmp_path_factory):
 
 
 def test_the_engine_is_warmed_before_clients_find_it(connect_engine):
-    home, _ = connect_engine
+    home, state = connect_engine
     log = engine.Engine(home).log_file.read_text(errors="replace")
     assert "spark_cdc engine warm-up: 1 round in" in log
-    # The warm-up's scratch Delta table (by path, never in the metastore) is gone.
-    assert not (engine.Engine(home).folder / "warmup_table").exists()
+    # Its scratch schema is gone from the metastore, and its files from the engine's folder.
+    assert not (engine.Engine(home).folder / "warmup").exists()
+    listing = (
+        "import sys\nfrom pyspark.sql import SparkSession\n"
+        "spark = SparkSession.builder.remote(sys.argv[1]).create()\n"
+        "print([r[0] for r in spark.sql('show databases').collect()])\nspark.stop()\n"
+    )
+    url = engine.Engine(home).url(state["port"])
+    done = run_command([sys.executable, "-c", listing, url], command_env(home), timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "'spark_cdc'" in done.stdout or "'default'" in done.stdout, done.stdout
+    assert "spark_cdc_engine_warmup" not in done.stdout
 
 
 def test_the_engine_suite_on_the_warm_connect_engine(connect_engine):

@@ -2,10 +2,11 @@
 
 A JVM runs the first queries of each kind interpreted: a new engine ran a dbt command about twice
 as slowly as the same engine a minute later. The supervisor runs this, as a Connect client of its
-own, before it writes the state file that clients look for: a few rounds of what dbt commands do
-(a Delta write, a read right after it, a MERGE, an aggregate, a window, metadata queries) on a
-scratch Delta table under ``<home>/engine`` that is removed afterwards. The metastore is only
-read. The engine is usable whether or not this succeeds.
+own, before it writes the state file that clients look for: rounds of what dbt commands do (a
+table written by a Python model and by SQL, a read right after it, a MERGE, an aggregate, a
+window, the relation listing dbt caches, metadata queries) in a scratch schema
+``spark_cdc_engine_warmup_<pid>`` whose files are under ``<home>/engine/``, dropped afterwards.
+The engine is usable whether or not this succeeds.
 
 Run as ``python -m spark_cdc.engine_warmup <folder> <port>`` with the token in
 ``SPARK_CONNECT_AUTHENTICATE_TOKEN``; ``SPARK_CDC_ENGINE_WARMUP`` sets the rounds (0: none).
@@ -23,16 +24,27 @@ from typing import Any
 ROUNDS = 2
 
 
-def workload(spark: Any, table: Path) -> None:
-    """One round of the statements a dbt command runs, on the scratch table ``table``."""
-    location = f"delta.`{table}`"
+def scratch_schema() -> str:
+    """The warm-up's schema (one per warm-up process)."""
+    return f"spark_cdc_engine_warmup_{os.getpid()}"
+
+
+def workload(spark: Any, schema: str) -> None:
+    """One round of the statements dbt commands run, on tables of ``schema``."""
+    table, built = f"{schema}.events", f"{schema}.built"
     rows = spark.range(2000).selectExpr(
         "id", "id % 7 as bucket", "cast(id as string) as name", "localtimestamp() as seen_at"
     )
-    rows.write.format("delta").mode("overwrite").save(str(table))
-    spark.read.format("delta").load(str(table)).groupBy("bucket").count().collect()
+    rows.write.format("delta").mode("overwrite").option("overwriteSchema", "true").saveAsTable(
+        table
+    )
     spark.sql(
-        f"merge into {location} as t using (select id, id % 5 as bucket, 'changed' as name, "
+        f"create or replace table {built} using delta as "
+        f"select bucket, count(*) as n, max(seen_at) as last_seen from {table} group by bucket"
+    )
+    spark.sql(f"select count(*) from {built} where bucket is null").collect()
+    spark.sql(
+        f"merge into {table} as t using (select id, id % 5 as bucket, 'changed' as name, "
         "localtimestamp() as seen_at from range(0, 3000, 3)) as s on t.id = s.id "
         "when matched and t.bucket <> s.bucket then update set * "
         "when not matched then insert * "
@@ -40,11 +52,12 @@ def workload(spark: Any, table: Path) -> None:
     ).collect()
     spark.sql(
         "select bucket, name, row_number() over (partition by bucket order by id desc) as n "
-        f"from {location} qualify n = 1"
+        f"from {table} qualify n = 1"
     ).collect()
-    spark.sql(f"describe history {location}").collect()
+    spark.sql(f"show table extended in {schema} like '*'").collect()
+    spark.sql(f"describe table extended {table}").collect()
+    spark.sql(f"describe history {table}").collect()
     spark.sql("show databases").collect()
-    spark.sql("show tables").collect()
 
 
 def warm_up(url: str, folder: Path, rounds: int = ROUNDS) -> float:
@@ -52,14 +65,19 @@ def warm_up(url: str, folder: Path, rounds: int = ROUNDS) -> float:
     from pyspark.sql import SparkSession
 
     began = time.monotonic()
-    table = folder / "warmup_table"
+    schema, location = scratch_schema(), folder / "warmup"
     spark = SparkSession.builder.remote(url).create()
     try:
+        quoted = str(location).replace("\\", "\\\\").replace("'", "\\'")
+        spark.sql(f"create schema if not exists {schema} location '{quoted}'")
         for _ in range(rounds):
-            workload(spark, table)
+            workload(spark, schema)
     finally:
-        spark.stop()
-        shutil.rmtree(table, ignore_errors=True)
+        try:
+            spark.sql(f"drop schema if exists {schema} cascade")
+        finally:
+            spark.stop()
+            shutil.rmtree(location, ignore_errors=True)
     return time.monotonic() - began
 
 
