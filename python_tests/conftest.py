@@ -48,3 +48,30 @@ def dbt_project(spark, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def dbt(dbt_project: Path):
     """Run ``dbt <args>`` in-process on the shared session; raises when it fails."""
     return dbt_invoker(dbt_project)
+
+
+# The longest files first (measured from a fresh clone; see README, Tests): pytest-xdist runs one
+# file per worker (--dist loadfile, --no-loadscope-reorder keeps this order), so the long ones
+# start early and the short ones fill in at the end instead of a long one running alone last.
+LONGEST_FIRST = (
+    "test_engines.py",
+    "test_bad_input_matrix.py",
+    "test_readme_commands.py",
+    "test_engine_standalone.py",
+    "test_engine_thrift.py",
+    "test_readme_consumer_walk.py",
+    "test_consumer_project.py",
+    "test_snapshots_days.py",
+    "test_change_events_dbt.py",
+    "test_dbt_cli.py",
+    "test_rerun_idempotence.py",
+    "test_engine_homes.py",
+    "test_hash_cdc_dbt.py",
+    "test_change_event_resolver.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files in LONGEST_FIRST order, then the others as collected (each file's tests in order)."""
+    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
