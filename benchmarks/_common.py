@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
 import resource
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -47,6 +49,46 @@ def timed_subprocess(command: Sequence[str], env: dict[str, str], cwd: Path) -> 
     return elapsed
 
 
+def timed_subprocess_peak(
+    command: Sequence[str], env: dict[str, str], cwd: Path, every: float = 0.1
+) -> tuple[float, float]:
+    """Wall seconds of a command and the peak resident memory of its process tree (the
+    command and every process it started, summed, sampled every ``every`` s), MiB; raises with
+    its output when it fails."""
+    import psutil
+
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    root, peak = psutil.Process(process.pid), 0
+    outputs: list[str] = []
+    reader = threading.Thread(target=lambda: outputs.extend(process.communicate()))
+    reader.start()
+    while reader.is_alive():
+        total = 0
+        with contextlib.suppress(psutil.Error):
+            for member in [root, *root.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):
+                    total += member.memory_info().rss
+        peak = max(peak, total)
+        reader.join(every)
+    elapsed = time.perf_counter() - started
+    if process.returncode != 0:
+        stdout, stderr = [*outputs, "", ""][:2]
+        raise RuntimeError(f"{command} failed:\n{stdout[-3000:]}\n{stderr[-3000:]}")
+    return elapsed, peak / 1024 / 1024
+
+
+def process_peak_rss_mib(pid: int) -> float:
+    """Peak resident memory (VmHWM) of a running process, MiB (Linux)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def peak_rss_mib() -> float:
     """Peak resident memory of this process (the Python driver side), MiB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -54,12 +96,7 @@ def peak_rss_mib() -> float:
 
 def jvm_peak_rss_mib(spark: Any) -> float:
     """Peak resident memory of the Spark driver JVM (VmHWM of its process), MiB."""
-    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+    return process_peak_rss_mib(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
 
 
 def save_results(name: str, payload: dict[str, Any]) -> Path:

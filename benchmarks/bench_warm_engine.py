@@ -11,7 +11,9 @@ time. Every command runs with four threads on both targets.
 Each command also gets its phases from dbt's own JSON log (``--log-format-file json``): start-up
 (process start to dbt's first line: imports), parse (to the node count), connect (to the first
 node: the session, the relation cache, the on-run-start hooks), nodes (first node start to last
-node end; the slowest node named) and finish (artifacts, to the process's end).
+node end; the slowest node named) and finish (artifacts, to the process's end), and the peak
+resident memory of its process tree (dbt, and on the cold side its Spark JVM); the engine JVM's
+own peak (VmHWM) is read before it stops.
 
 Usage: ``python benchmarks/bench_warm_engine.py [--repeat 3]``
 """
@@ -30,7 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import save_results, timed_subprocess
+from _common import process_peak_rss_mib, save_results, timed_subprocess_peak
 
 from spark_cdc import engine
 
@@ -75,9 +77,10 @@ def _dbt(home: Path, target: str, args: list[str]) -> float:
         str(home / f"target_{target}"),
     ]
     started = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    seconds = timed_subprocess(command, _env(home, target), PROJECT)
+    seconds, peak = timed_subprocess_peak(command, _env(home, target), PROJECT)
     LAST_PHASES.clear()
     LAST_PHASES.update(_phases(logs / "dbt.log", started, seconds))
+    LAST_PHASES["peak_rss_mib"] = peak
     return seconds
 
 
@@ -151,11 +154,17 @@ def main() -> int:
                     phases[name][kind].append(dict(LAST_PHASES))
                     split = " ".join(f"{p} {LAST_PHASES[p]:.1f}" for p in PHASES)
                     print(f"run {attempt + 1} {name} {kind}: {seconds:.1f} s ({split})")
+        engine_peak = process_peak_rss_mib(int(engine.status(warm_home)["server_pid"]))
     finally:
         engine.stop(warm_home)
         shutil.rmtree(work, ignore_errors=True)
 
-    report: dict = {"engine_start_s": engine_start_s, "first_client_s": first_client_s}
+    report: dict = {
+        "engine_start_s": engine_start_s,
+        "first_client_s": first_client_s,
+        "engine_jvm_peak_rss_mib": engine_peak,
+    }
+    print(f"engine JVM peak resident memory {engine_peak:,.0f} MiB")
     print(f"\n{'command':<28}{'cold (local)':>14}{'warm (engine)':>15}{'warm/cold':>11}")
     for name, kinds in runs.items():
         cold, warm = statistics.median(kinds["cold"]), statistics.median(kinds["warm"])
@@ -163,15 +172,21 @@ def main() -> int:
             kind: {p: statistics.median(r[p] for r in phases[name][kind]) for p in PHASES}
             for kind in ("cold", "warm")
         }
+        peaks = {kind: max(r["peak_rss_mib"] for r in phases[name][kind]) for kind in split}
         report[name] = {
             "cold_s": cold,
             "warm_s": warm,
             "ratio": warm / cold,
             "runs": kinds,
             "phase_medians_s": split,
+            # the command's process tree: dbt and, cold, its Spark JVM; warm, dbt alone
+            "peak_rss_mib": peaks,
             "phases": phases[name],
         }
-        print(f"{name:<28}{cold:>12.1f} s{warm:>13.1f} s{warm / cold:>10.2f}x")
+        print(
+            f"{name:<28}{cold:>12.1f} s{warm:>13.1f} s{warm / cold:>10.2f}x"
+            f"   peak MiB cold {peaks['cold']:,.0f}, warm client {peaks['warm']:,.0f}"
+        )
     print(f"\n{'median phase (s)':<28}" + "".join(f"{p:>9}" for p in PHASES))
     for name in runs:
         for kind in ("cold", "warm"):
