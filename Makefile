@@ -29,7 +29,7 @@ lint-sql: setup
 	$(BIN)/sqlfluff lint models macros snapshots tests analyses integration_tests/models
 
 pytest: setup
-	$(BIN)/python -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations 40
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations 40
 
 bench: setup
 	$(BIN)/python benchmarks/bench_startup.py

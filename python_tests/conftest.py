@@ -54,20 +54,22 @@ def dbt(dbt_project: Path):
 # file per worker (--dist loadfile, --no-loadscope-reorder keeps this order), so the long ones
 # start early and the short ones fill in at the end instead of a long one running alone last.
 LONGEST_FIRST = (
-    "test_engines.py",
-    "test_bad_input_matrix.py",
     "test_readme_commands.py",
-    "test_engine_standalone.py",
-    "test_engine_thrift.py",
-    "test_readme_consumer_walk.py",
-    "test_consumer_project.py",
-    "test_snapshots_days.py",
-    "test_change_events_dbt.py",
-    "test_dbt_cli.py",
     "test_rerun_idempotence.py",
-    "test_engine_homes.py",
+    "test_engines.py",
+    "test_change_events_dbt.py",
     "test_hash_cdc_dbt.py",
-    "test_change_event_resolver.py",
+    "test_consumer_project.py",
+    "test_hash_cdc_guards.py",
+    "test_bad_input_matrix.py",
+    "test_engine_standalone.py",
+    "test_engine_homes.py",
+    "test_snapshots_days.py",
+    "test_readme_consumer_walk.py",
+    "test_engine_cancel.py",
+    "test_schema_drift_dbt.py",
+    "test_dbt_cli.py",
+    "test_engine_thrift.py",
 )
 
 
