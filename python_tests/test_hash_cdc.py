@@ -12,6 +12,12 @@ from pyspark.sql import functions as F
 
 from spark_cdc.hash_cdc.compare import apply_extract, current_columns
 from spark_cdc.hash_cdc.config import ConfigError, DatasetConfig
+from spark_cdc.hash_cdc.extracts import (
+    OutOfOrderDateError,
+    applied_dates,
+    check_date_order,
+    commit_metadata,
+)
 from spark_cdc.hash_cdc.hashing import row_hash
 from spark_cdc.hash_cdc.reference import ReferenceRow, reference_apply
 from spark_cdc.hash_cdc.stage import REASON, stage_extract
@@ -107,6 +113,48 @@ def test_each_quarantine_reason_and_counts_reconcile(spark):
 def test_missing_extract_column_is_a_clear_error(spark):
     with pytest.raises(ConfigError, match="has no column name, balance, joined, ssn, loaded_at"):
         stage_extract(_raw(spark, [("EU", "1")], ["region", "id"]), CONFIG, "2026-01-01")
+
+
+def test_a_restore_by_hand_takes_the_undone_dates_out_of_the_applied_ones(spark):
+    table = "default.hash_cdc_restored_dates"
+    spark.sql(f"drop table if exists {table}")
+    spark.sql(f"create table {table} (day string) using delta")
+    key = "spark.databricks.delta.commitInfo.userMetadata"
+    for day in ("2026-01-01", "2026-01-02", "2026-01-03"):
+        spark.conf.set(key, commit_metadata(day))
+        spark.sql(f"insert into {table} values ('{day}')")
+    spark.conf.unset(key)
+    assert [day for _, day in applied_dates(spark, table)] == [
+        "2026-01-01",
+        "2026-01-02",
+        "2026-01-03",
+    ]
+    # Versions 1-3 applied the three dates; back to version 2 by number: 01-03 is undone.
+    spark.sql(f"restore table {table} to version as of 2")
+    assert applied_dates(spark, table) == [(1, "2026-01-01"), (2, "2026-01-02")]
+    check_date_order(applied_dates(spark, table), table, "2026-01-02")
+    with pytest.raises(OutOfOrderDateError, match="latest applied date 2026-01-02"):
+        check_date_order(applied_dates(spark, table), table, "2026-01-01")
+    # A date applied after the restore counts; then back by timestamp to version 1.
+    spark.conf.set(key, commit_metadata("2026-01-03"))
+    spark.sql(f"insert into {table} values ('2026-01-03 again')")
+    spark.conf.unset(key)
+    assert applied_dates(spark, table)[-1] == (5, "2026-01-03")
+    when = spark.sql(f"describe history {table}").where("version = 1").first().timestamp
+    spark.sql(f"restore table {table} to timestamp as of '{when}'")
+    assert applied_dates(spark, table) == [(1, "2026-01-01")]
+    # Back to a version that an earlier restore had undone: its dates count again.
+    spark.sql(f"restore table {table} to version as of 3")
+    assert [day for _, day in applied_dates(spark, table)] == [
+        "2026-01-01",
+        "2026-01-02",
+        "2026-01-03",
+    ]
+    assert sorted(r.day for r in spark.table(table).collect()) == [
+        "2026-01-01",
+        "2026-01-02",
+        "2026-01-03",
+    ]
 
 
 def test_sensitive_columns_stay_out_of_the_current_table():

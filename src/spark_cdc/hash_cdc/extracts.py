@@ -146,18 +146,59 @@ def commit_metadata(effective_date: str) -> str:
 
 
 def applied_dates(spark: SparkSession, table: str) -> list[tuple[int, str]]:
-    """(Delta version, effective date) of every commit of ``table`` that applied a date."""
+    """(Delta version, effective date) of every commit of ``table`` that applied a date and is
+    still part of the table's state: a ``RESTORE`` to version N undoes the commits after N, so
+    their dates no longer count (a table put back by hand goes on from the restored date)."""
     if not spark.catalog.tableExists(table):
         return []
-    found = []
-    for row in spark.sql(f"describe history {table}").select("version", "userMetadata").collect():
-        try:
-            date = json.loads(row.userMetadata or "{}").get(EFFECTIVE_DATE_KEY)
-        except (json.JSONDecodeError, AttributeError):
-            date = None
-        if date:
-            found.append((int(row.version), date))
-    return sorted(found)
+    history = (
+        spark.sql(f"describe history {table}")
+        .select("version", "timestamp", "operation", "operationParameters", "userMetadata")
+        .collect()
+    )
+    return _live_dates(sorted(history, key=lambda row: row.version))
+
+
+def _commit_date(user_metadata: str | None) -> str | None:
+    """The effective date a commit's userMetadata records, if any."""
+    try:
+        return json.loads(user_metadata or "{}").get(EFFECTIVE_DATE_KEY)
+    except (json.JSONDecodeError, AttributeError):
+        return None
+
+
+def _version_at(history: list, stamp: str) -> int | None:
+    """The latest version committed at or before ``stamp`` (how Delta resolves a timestamp);
+    None when the text is not a timestamp."""
+    from datetime import datetime
+
+    try:
+        moment = datetime.fromisoformat(stamp.strip())
+    except ValueError:
+        return None
+    earlier = [row.version for row in history if row.timestamp <= moment]
+    return max(earlier) if earlier else None
+
+
+def _live_dates(history: list) -> list[tuple[int, str]]:
+    """Replay ``history`` (oldest first): the dates applied after each version, a RESTORE
+    going back to the dates of the version it restored (by number or by timestamp)."""
+    after: dict[int, list[tuple[int, str]]] = {}
+    live: list[tuple[int, str]] = []
+    for row in history:
+        if row.operation == "RESTORE":
+            parameters = row.operationParameters or {}
+            target = parameters.get("version")
+            if target is None and parameters.get("timestamp"):
+                target = _version_at(history, str(parameters["timestamp"]))
+            if target is not None:
+                live = list(after.get(int(target), []))
+        else:
+            date = _commit_date(row.userMetadata)
+            if date:
+                live = [*live, (int(row.version), date)]
+        after[int(row.version)] = live
+    return live
 
 
 class OutOfOrderDateError(RuntimeError):
