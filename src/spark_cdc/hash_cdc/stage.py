@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StringType
 
 from spark_cdc.hash_cdc.config import ConfigError, DatasetConfig
 from spark_cdc.hash_cdc.extracts import MALFORMED_LINE
@@ -37,6 +38,11 @@ REPLACEMENT_CHARACTER = "\ufffd"
 def _typed(name: str, kind: str) -> Column:
     raw = column(name)
     return raw.try_cast(kind) if kind != "string" else raw.cast("string")
+
+
+def _is_text(frame: DataFrame, name: str) -> bool:
+    """Whether the column ``name`` of ``frame`` is a string column."""
+    return isinstance(frame.schema[name].dataType, StringType)
 
 
 def _undecodable(raw: Column) -> Column:
@@ -63,12 +69,18 @@ def stage_extract(raw: DataFrame, config: DatasetConfig, effective_date: str) ->
     malformed = F.col(MALFORMED_LINE).isNotNull()
     raw = raw.select(*[column(present[c.lower()]).alias(c) for c in columns], MALFORMED_LINE)
 
-    raw_names = {c: f"__raw_{position}" for position, c in enumerate(columns)}
+    # A column that is text already and configured as text is its own raw value. (Two aliases
+    # of one column in a projection make Spark's constraint inference try every combination of
+    # them: planning alone took seconds on an extract of 15 text columns.)
+    text = {c for c, kind in columns.items() if kind == "string" and _is_text(raw, c)}
+    raw_names = {
+        c: c if c in text else f"__raw_{position}" for position, c in enumerate(columns)
+    }
     typed = raw.select(
         F.struct(*[column(c) for c in columns]).alias("__raw"),
         MALFORMED_LINE,
-        *[column(c).alias(raw_names[c]) for c in columns],
-        *[_typed(c, kind).alias(c) for c, kind in columns.items()],
+        *[column(c).alias(raw_names[c]) for c in columns if c not in text],
+        *[column(c) if c in text else _typed(c, kind).alias(c) for c, kind in columns.items()],
     )
     unreadable = {
         c: F.col(raw_names[c]).isNull() | _undecodable(F.col(raw_names[c])) | column(c).isNull()
