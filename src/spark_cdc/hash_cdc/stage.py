@@ -73,9 +73,7 @@ def stage_extract(raw: DataFrame, config: DatasetConfig, effective_date: str) ->
     # of one column in a projection make Spark's constraint inference try every combination of
     # them: planning alone took seconds on an extract of 15 text columns.)
     text = {c for c, kind in columns.items() if kind == "string" and _is_text(raw, c)}
-    raw_names = {
-        c: c if c in text else f"__raw_{position}" for position, c in enumerate(columns)
-    }
+    raw_names = {c: c if c in text else f"__raw_{position}" for position, c in enumerate(columns)}
     typed = raw.select(
         F.struct(*[column(c) for c in columns]).alias("__raw"),
         MALFORMED_LINE,
