@@ -11,16 +11,6 @@ from support import PROJECT_DIR, copy_project, dbt_invoker
 
 # The project's profiles (as `make test` exports it), for what runs dbt or spark-cdc in-process.
 os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_DIR / "profiles"))
-# Spark processes of the tests (this one and the commands it starts) evaluate expressions
-# without generating code: the tests' tables are small, and compiling generated Java code for
-# each new query took about a tenth of a test file's time. Results are the same either way
-# (Spark tests both paths); the engines started with spark-submit (Connect, Thrift), users and
-# the benchmarks keep Spark's default, code generation.
-os.environ.setdefault(
-    "PYSPARK_SUBMIT_ARGS",
-    "--conf spark.sql.codegen.wholeStage=false --conf spark.sql.codegen.factoryMode=NO_CODEGEN "
-    "pyspark-shell",
-)
 # Engines the tests start skip the warm-up (test_engines.py warms its own, as users' are).
 os.environ["SPARK_CDC_ENGINE_WARMUP"] = "0"
 if "SPARK_CDC_ENGINE_SUITE" not in os.environ:
