@@ -95,3 +95,17 @@ def test_two_cold_starts_at_once_start_one_engine(tmp_path, monkeypatch):
     assert state is not None
     assert engine._process(state["supervisor_pid"], state["supervisor_started"]) is None
     assert engine.Engine(tmp_path).state() is None
+
+
+def test_a_bad_warm_up_setting_is_refused_before_anything_starts(tmp_path, monkeypatch, capsys):
+    from spark_cdc.cli import main as spark_cdc
+
+    monkeypatch.setenv("SPARK_CDC_HOME", str(tmp_path))
+    for value in ("two", "-1", "1.5"):
+        monkeypatch.setenv("SPARK_CDC_ENGINE_WARMUP", value)
+        assert spark_cdc(["engine", "start"]) == 2
+        error = capsys.readouterr().err
+        assert f"SPARK_CDC_ENGINE_WARMUP={value!r}" in error
+        assert "a whole number from 0 up" in error
+        # Refused before the start lock: no engine folder, state, log or supervisor.
+        assert not (tmp_path / "engine").exists()

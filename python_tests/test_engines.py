@@ -53,6 +53,43 @@ def test_the_engine_is_warmed_before_clients_find_it(connect_engine):
     assert "spark_cdc_engine_warmup" not in done.stdout
 
 
+def test_a_warm_up_drops_the_scratch_schema_a_killed_one_left(connect_engine):
+    home, state = connect_engine
+    url = engine.Engine(home).url(state["port"])
+    folder = engine.Engine(home).folder
+    # What a warm-up killed mid-round leaves: its schema, with a table, in the engine's folder.
+    leftover = (
+        "import sys\nfrom pyspark.sql import SparkSession\n"
+        "spark = SparkSession.builder.remote(sys.argv[1]).create()\n"
+        "spark.sql(f\"create schema spark_cdc_engine_warmup_1 location '{sys.argv[2]}'\")\n"
+        "spark.range(3).write.format('delta').saveAsTable('spark_cdc_engine_warmup_1.events')\n"
+        "spark.stop()\n"
+    )
+    made = run_command(
+        [sys.executable, "-c", leftover, url, str(folder / "warmup")],
+        command_env(home),
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr[-2000:]
+    assert (folder / "warmup").exists()
+    # The next warm-up (zero rounds: only its set-up and clean-up) drops it.
+    token = engine.Engine(home).token()
+    env = command_env(home, SPARK_CONNECT_AUTHENTICATE_TOKEN=token, SPARK_CDC_ENGINE_WARMUP="0")
+    command = [sys.executable, "-m", "spark_cdc.engine_warmup", str(folder), str(state["port"])]
+    warmed = run_command(command, env, timeout=120)
+    assert warmed.returncode == 0, warmed.stderr[-2000:]
+    assert "warm-up: 0 rounds in" in warmed.stdout
+    listing = (
+        "import sys\nfrom pyspark.sql import SparkSession\n"
+        "spark = SparkSession.builder.remote(sys.argv[1]).create()\n"
+        "print([r[0] for r in spark.sql('show databases').collect()])\nspark.stop()\n"
+    )
+    done = run_command([sys.executable, "-c", listing, url], command_env(home), timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "spark_cdc_engine_warmup" not in done.stdout, done.stdout
+    assert not (folder / "warmup").exists()
+
+
 def test_the_engine_suite_on_the_warm_connect_engine(connect_engine):
     home, _ = connect_engine
     result = run_engine_suite("connect", home, SPARK_CDC_TARGET="engine")

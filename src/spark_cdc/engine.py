@@ -38,6 +38,7 @@ from typing import Any
 
 import psutil
 
+from spark_cdc.engine_warmup import warmup_rounds
 from spark_cdc.home_lock import HomeInUseError, acquire_home, holder_of, lock_descriptor
 from spark_cdc.jars import delta_jars, fetch_delta_jars
 from spark_cdc.runtime import DEFAULT_MASTER, default_home, session_settings
@@ -331,7 +332,7 @@ def _warm_up(
     """Run the warm-up client (spark_cdc.engine_warmup) on the new server, its output in the
     engine's log, until it ends, 180 s pass or the supervisor is told to stop;
     ``SPARK_CDC_ENGINE_WARMUP=0`` skips it. A failed warm-up is only logged."""
-    if os.environ.get("SPARK_CDC_ENGINE_WARMUP", "").strip() == "0":
+    if warmup_rounds() == 0:
         return
     command = [sys.executable, "-m", "spark_cdc.engine_warmup", str(engine.folder), str(port)]
     client = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -361,6 +362,10 @@ def start(
     running = engine.state()
     if running is not None:
         return running
+    try:
+        warmup_rounds()  # a bad setting is refused here, not found later in the engine's log
+    except ValueError as error:
+        raise EngineError(str(error)) from None
     with _start_lock(engine, wait):
         return engine.state() or _spawn(engine, port, idle_timeout, wait, announce)
 

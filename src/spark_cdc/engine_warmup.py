@@ -18,15 +18,42 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 ROUNDS = 2
+SETTING = "SPARK_CDC_ENGINE_WARMUP"
+SCHEMA_PREFIX = "spark_cdc_engine_warmup_"
+
+
+def warmup_rounds(environ: Mapping[str, str] | None = None) -> int:
+    """The rounds ``SPARK_CDC_ENGINE_WARMUP`` asks for (default ROUNDS; 0: no warm-up); a clear
+    error for anything but a whole number from 0 up."""
+    raw = (os.environ if environ is None else environ).get(SETTING, "").strip()
+    if not raw:
+        return ROUNDS
+    if not raw.isdigit():
+        raise ValueError(
+            f"{SETTING}={raw!r}: the engine's warm-up rounds must be a whole number from 0 up "
+            f"(0 skips the warm-up; default {ROUNDS})"
+        )
+    return int(raw)
 
 
 def scratch_schema() -> str:
     """The warm-up's schema (one per warm-up process)."""
-    return f"spark_cdc_engine_warmup_{os.getpid()}"
+    return f"{SCHEMA_PREFIX}{os.getpid()}"
+
+
+def drop_leftovers(spark: Any) -> list[str]:
+    """Drop the scratch schemas of earlier warm-ups that were killed before their clean-up (one
+    engine, so one warm-up, per home at a time); their names."""
+    rows = spark.sql(f"show databases like '{SCHEMA_PREFIX}*'").collect()
+    names = [row[0] for row in rows]
+    for name in names:
+        spark.sql(f"drop schema if exists {name} cascade")
+    return names
 
 
 def workload(spark: Any, schema: str) -> None:
@@ -68,6 +95,8 @@ def warm_up(url: str, folder: Path, rounds: int = ROUNDS) -> float:
     schema, location = scratch_schema(), folder / "warmup"
     spark = SparkSession.builder.remote(url).create()
     try:
+        drop_leftovers(spark)
+        shutil.rmtree(location, ignore_errors=True)
         quoted = str(location).replace("\\", "\\\\").replace("'", "\\'")
         spark.sql(f"create schema if not exists {schema} location '{quoted}'")
         for _ in range(rounds):
@@ -85,7 +114,7 @@ def main(argv: list[str]) -> int:
     folder, port = Path(argv[0]), int(argv[1])
     token = os.environ.get("SPARK_CONNECT_AUTHENTICATE_TOKEN", "")
     url = f"sc://localhost:{port}/" + (f";token={token}" if token else "")
-    rounds = int(os.environ.get("SPARK_CDC_ENGINE_WARMUP") or ROUNDS)
+    rounds = warmup_rounds()
     seconds = warm_up(url, folder, rounds)
     plural = "" if rounds == 1 else "s"
     print(f"spark_cdc engine warm-up: {rounds} round{plural} in {seconds:.1f} s", flush=True)
