@@ -157,6 +157,31 @@ def test_a_restore_by_hand_takes_the_undone_dates_out_of_the_applied_ones(spark)
     ]
 
 
+def test_a_restore_to_a_timestamp_with_an_offset_is_read_in_utc():
+    from datetime import datetime
+    from types import SimpleNamespace
+
+    from spark_cdc.hash_cdc.extracts import _live_dates
+
+    def commit(version, hour, day=None, operation="WRITE", parameters=None):
+        return SimpleNamespace(
+            version=version,
+            timestamp=datetime(2026, 1, 5, hour),
+            operation=operation,
+            operationParameters=parameters,
+            userMetadata=commit_metadata(day) if day else None,
+        )
+
+    history = [
+        commit(0, 8, operation="CREATE TABLE"),
+        commit(1, 9, "2026-01-01"),
+        commit(2, 10, "2026-01-02"),
+        # 11:30 at +02:00 is 09:30 UTC: version 1 is the state restored.
+        commit(3, 12, operation="RESTORE", parameters={"timestamp": "2026-01-05T11:30:00+02:00"}),
+    ]
+    assert _live_dates(history) == [(1, "2026-01-01")]
+
+
 def test_sensitive_columns_stay_out_of_the_current_table():
     assert "ssn" not in current_columns(CONFIG)
     assert "ssn" in CONFIG.tracked

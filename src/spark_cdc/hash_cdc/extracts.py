@@ -168,14 +168,17 @@ def _commit_date(user_metadata: str | None) -> str | None:
 
 
 def _version_at(history: list, stamp: str) -> int | None:
-    """The latest version committed at or before ``stamp`` (how Delta resolves a timestamp);
-    None when the text is not a timestamp."""
-    from datetime import datetime
+    """The latest version committed at or before ``stamp`` (how Delta resolves a timestamp;
+    history times are zone-less UTC, a stamp with an offset is converted); None when the text is
+    not a timestamp."""
+    from datetime import UTC, datetime
 
     try:
         moment = datetime.fromisoformat(stamp.strip())
     except ValueError:
         return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
     earlier = [row.version for row in history if row.timestamp <= moment]
     return max(earlier) if earlier else None
 
