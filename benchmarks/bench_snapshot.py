@@ -1,13 +1,22 @@
 """The project's snapshot against stock dbt-spark: same data, same run, same session.
 
-A generated source of ``--rows`` rows (id, 8 payload columns, updated_at) is snapshotted on day 1
-(first build) and again on day 2, after 10% of the rows were updated, 5% deleted and 5% inserted.
-Both projects use the timestamp strategy with ``hard_deletes: invalidate`` on a Delta table; the
-stock one is a copy of this project without the three snapshot macro overrides. Both run
-in-process (dbtRunner) on one Spark session, alternating which goes first on each repeat.
+A generated source of ``--keys`` keys (id, 8 payload columns, updated_at) is snapshotted on day 1
+(first build) by both projects. Then, at two history sizes (1 version per key, and 10: nine
+closed versions per key appended to the day-1 table, closed rows in their own files as daily runs
+and the maintenance OPTIMIZE leave them), each project runs:
 
-Reports the wall time of each ``dbt snapshot``, the ratio project / stock, rows/s and peak memory.
-Usage: ``python benchmarks/bench_snapshot.py --rows 1000000``
+- day N: 1% of the keys updated, 0.1% deleted, 0.1% inserted;
+- a zero-change day: the same source again.
+
+Both projects use the timestamp strategy with ``hard_deletes: invalidate`` on a Delta table; the
+stock one is a copy of this project without the snapshot macro overrides. Both run in-process
+(dbtRunner) on one Spark session, alternating which goes first; each repetition starts from the
+same table version (Delta RESTORE). After each run the two tables must hold the same rows
+(metadata columns aside).
+
+Reports the wall time of each ``dbt snapshot``, the ratio project / stock, rows/s, files added
+and removed by the run (``describe history``) and peak memory.
+Usage: ``python benchmarks/bench_snapshot.py`` (``--keys 5000000`` for the large run)
 """
 
 from __future__ import annotations
@@ -20,12 +29,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import jvm_peak_rss_mib, peak_rss_mib, save_results
+from _common import jvm_peak_rss_mib, machine_facts, peak_rss_mib, save_results
 
 from spark_cdc.dbt_invoke import run_dbt, snapshot_variant
 from spark_cdc.runtime import get_or_create_session
 
 PROJECT = Path(__file__).resolve().parents[1]
+VARIANTS = ("project", "stock")
 SOURCE_YML = """
 version: 2
 sources:
@@ -50,43 +60,115 @@ PAYLOAD = """
     pmod(hash(id, 5), 2) = 0 as active,
     date_add(date'2000-01-01', pmod(hash(id, 6), 9000)) as signup_date
 """
+SOURCE_COLUMNS = (
+    "id, name, email, segment_code, balance, age, city, active, signup_date, updated_at"
+)
+# Rows compared between the two tables: everything but the operational metadata; dbt_valid_to
+# only where it is data (an update's close), not the wall-clock time of a delete.
+COMPARED = (
+    f"{SOURCE_COLUMNS}, dbt_scd_id, dbt_updated_at, dbt_valid_from, dbt_valid_to is null as open, "
+    "case when dbt_valid_to < timestamp'2026-06-01' then dbt_valid_to end as closed_by_update"
+)
 
 
-def _generate(spark, rows: int) -> None:
-    """Write day 1 and day 2 of the source as Delta tables bench_src.day1 / bench_src.day2."""
+def _generate(spark, keys: int) -> None:
+    """Day 1 and day N of the source as Delta tables bench_src.day1 / bench_src.dayn."""
     spark.sql("create schema if not exists bench_src")
-    spark.sql("drop table if exists bench_src.day1")
-    spark.sql("drop table if exists bench_src.day2")
+    for table in ("day1", "dayn"):
+        spark.sql(f"drop table if exists bench_src.{table}")
     spark.sql(
         f"create table bench_src.day1 using delta as select id, {PAYLOAD}, "
-        f"timestamp'2026-01-01 00:00:00' as updated_at from range({rows})"
+        f"timestamp'2026-01-01 00:00:00' as updated_at from range({keys})"
     )
-    inserted = rows // 20
+    updated = "pmod(id, 100) = 0"
     spark.sql(
         f"""
-        create table bench_src.day2 using delta as
+        create table bench_src.dayn using delta as
         select
             id, name, email, segment_code,
-            case when pmod(id, 20) in (0, 1) then balance + 1 else balance end as balance,
+            case when {updated} then balance + 1 else balance end as balance,
             age, city, active, signup_date,
-            case when pmod(id, 20) in (0, 1) then timestamp'2026-01-02 00:00:00'
+            case when {updated} then timestamp'2026-01-02 00:00:00'
                 else updated_at end as updated_at
         from bench_src.day1
-        where pmod(id, 20) != 2
+        where pmod(id, 1000) != 1
         union all
         select id, {PAYLOAD}, timestamp'2026-01-02 00:00:00' as updated_at
-        from range({rows}, {rows + inserted})
+        from range({keys}, {keys + keys // 1000})
         """
     )
 
 
-def _use_day(spark, day: int) -> None:
-    spark.sql(f"create or replace view bench_src.current as select * from bench_src.day{day}")
+def _use_day(spark, day: str) -> None:
+    spark.sql(f"create or replace view bench_src.current as select * from bench_src.{day}")
+
+
+def _table(variant: str) -> str:
+    return f"spark_cdc_bench_{variant}.bench_snapshot"
 
 
 def _project(base: Path, name: str, stock: bool) -> Path:
     files = {"models/bench_source.yml": SOURCE_YML, "snapshots/bench.yml": SNAPSHOT_YML}
     return snapshot_variant(base / name, f"bench_{name}", files, stock, PROJECT)
+
+
+def _add_history(spark, variant: str, versions: int) -> None:
+    """Append ``versions - 1`` closed versions per key, ending before the day-1 version starts."""
+    table = _table(variant)
+    columns = [field.name for field in spark.table(table).schema]
+    closed = {
+        "balance": "balance - v",
+        "updated_at": "timestamp'2025-01-01 00:00:00' + make_interval(0, 0, 0, v)",
+        "dbt_updated_at": "timestamp'2025-01-01 00:00:00' + make_interval(0, 0, 0, v)",
+        "dbt_valid_from": "timestamp'2025-01-01 00:00:00' + make_interval(0, 0, 0, v)",
+        "dbt_valid_to": "timestamp'2025-01-01 00:00:00' + make_interval(0, 0, 0, v + 1)",
+        "dbt_valid_to_high": "timestamp'2025-01-01 00:00:00' + make_interval(0, 0, 0, v + 1)",
+        "dbt_scd_id": "md5(concat(cast(id as string), '|history|', cast(v as string)))",
+        "dbt_insert_process_id": "'history'",
+        "dbt_close_process_id": "'history'",
+        "dbt_inserted_at": "timestamp'2025-01-01 00:00:00' + make_interval(0, 0, 0, v)",
+        "dbt_closed_at": "timestamp'2025-01-01 00:00:00' + make_interval(0, 0, 0, v + 1)",
+    }
+    select = ", ".join(f"{closed.get(name, name)} as {name}" for name in columns)
+    spark.sql(
+        f"insert into {table} select {select} from {table} "
+        f"lateral view explode(sequence(0, {versions - 2})) history as v"
+    )
+
+
+def _version(spark, variant: str) -> int:
+    return spark.sql(f"describe history {_table(variant)} limit 1").first()["version"]
+
+
+def _last_run_files(spark, variant: str, since: int) -> dict[str, int]:
+    """Files added and removed, and deletion vectors written, by the commits after ``since``."""
+    totals = {"files_added": 0, "files_removed": 0, "deletion_vectors_added": 0, "commits": 0}
+    for row in spark.sql(f"describe history {_table(variant)}").collect():
+        if row["version"] <= since:
+            continue
+        metrics = row["operationMetrics"] or {}
+        totals["commits"] += 1
+        added = metrics.get("numFiles", metrics.get("numAddedFiles", 0))
+        totals["files_added"] += int(metrics.get("numTargetFilesAdded", added))
+        totals["files_removed"] += int(
+            metrics.get("numTargetFilesRemoved", metrics.get("numRemovedFiles", 0))
+        )
+        totals["deletion_vectors_added"] += int(metrics.get("numTargetDeletionVectorsAdded", 0))
+    return totals
+
+
+def _assert_same_rows(spark) -> int:
+    """Both tables hold the same rows (metadata aside); returns the row count."""
+    frames = [spark.sql(f"select {COMPARED} from {_table(variant)}") for variant in VARIANTS]
+    counts = [frame.count() for frame in frames]
+    missing = frames[1].exceptAll(frames[0]).count()
+    extra = frames[0].exceptAll(frames[1]).count()
+    if counts[0] != counts[1] or missing or extra:
+        raise AssertionError(
+            f"tables differ: project {counts[0]} rows, stock {counts[1]}; "
+            f"{missing} stock rows missing from project, {extra} project rows not in stock"
+        )
+    return counts[0]
 
 
 def _timed_snapshot(project: Path) -> float:
@@ -95,53 +177,99 @@ def _timed_snapshot(project: Path) -> float:
     return time.perf_counter() - started
 
 
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000, help="source rows on day 1")
-    parser.add_argument("--repeat", type=int, default=2, help="day-1 + day-2 cycles per variant")
+    parser.add_argument("--keys", type=int, default=500_000, help="source keys on day 1")
+    parser.add_argument("--repeat", type=int, default=2, help="repetitions of each run")
+    parser.add_argument(
+        "--versions", type=int, nargs="+", default=[1, 10], help="history sizes (versions per key)"
+    )
     args = parser.parse_args()
 
     spark = get_or_create_session()
     started = time.perf_counter()
-    _generate(spark, args.rows)
-    print(f"generated {args.rows:,} rows + day 2 in {time.perf_counter() - started:.1f} s")
+    _generate(spark, args.keys)
+    print(f"generated {args.keys:,} keys + day N in {time.perf_counter() - started:.1f} s")
 
     base = Path(tempfile.mkdtemp(prefix="bench_snapshot_"))
-    projects = {"project": _project(base, "project", False), "stock": _project(base, "stock", True)}
-    # Parse both projects once, outside the timings.
-    for project in projects.values():
+    projects = {name: _project(base, name, name == "stock") for name in VARIANTS}
+    for project in projects.values():  # parse once, outside the timings
         run_dbt(["parse", "--quiet"], project_dir=project)
 
-    times: dict[str, dict[str, list[float]]] = {v: {"day1": [], "day2": []} for v in projects}
-    for attempt in range(args.repeat):
-        order = list(projects) if attempt % 2 == 0 else list(reversed(projects))
-        for variant in order:
-            spark.sql(f"drop table if exists spark_cdc_bench_{variant}.bench_snapshot")
-        for day in (1, 2):
-            _use_day(spark, day)
-            for variant in order:
-                seconds = _timed_snapshot(projects[variant])
-                times[variant][f"day{day}"].append(seconds)
-                print(f"repeat {attempt + 1} day {day} {variant:>7}: {seconds:6.1f} s", flush=True)
+    def order(attempt: int) -> list[str]:
+        return list(VARIANTS) if attempt % 2 == 0 else list(reversed(VARIANTS))
 
-    day2_rows = spark.table("bench_src.day2").count()
-    report: dict[str, object] = {"rows_day1": args.rows, "rows_day2": day2_rows, "runs": times}
+    runs: dict[str, dict[str, list[float]]] = {variant: {} for variant in VARIANTS}
+    files: dict[str, dict[str, dict[str, int]]] = {variant: {} for variant in VARIANTS}
+    rows: dict[str, int] = {}
+
+    def record(run: str, variant: str, seconds: float, since: int) -> None:
+        runs[variant].setdefault(run, []).append(seconds)
+        files[variant][run] = _last_run_files(spark, variant, since)
+        print(f"{run:>14} {variant:>7}: {seconds:6.1f} s  {files[variant][run]}", flush=True)
+
+    _use_day(spark, "day1")
+    for variant in VARIANTS:  # one untimed first build each: the JVM's warm-up is nobody's cost
+        spark.sql(f"drop table if exists {_table(variant)}")
+        _timed_snapshot(projects[variant])
+    for attempt in range(args.repeat):
+        for variant in order(attempt):
+            spark.sql(f"drop table if exists {_table(variant)}")
+            record("day1", variant, _timed_snapshot(projects[variant]), -1)
+    rows["day1"] = _assert_same_rows(spark)
+
+    for versions in args.versions:
+        if versions > 1:
+            for variant in VARIANTS:
+                _add_history(spark, variant, versions)
+        start = {variant: _version(spark, variant) for variant in VARIANTS}
+        rows[f"history_{versions}"] = _assert_same_rows(spark)
+        for attempt in range(args.repeat):
+            for variant in VARIANTS:
+                spark.sql(f"restore table {_table(variant)} to version as of {start[variant]}")
+            _use_day(spark, "dayn")
+            for run in (f"day_n_{versions}v", f"zero_change_{versions}v"):
+                for variant in order(attempt):
+                    since = _version(spark, variant)
+                    record(run, variant, _timed_snapshot(projects[variant]), since)
+                rows[run] = _assert_same_rows(spark)
+            _use_day(spark, "day1")
+        for variant in VARIANTS:
+            spark.sql(f"restore table {_table(variant)} to version as of {start[variant]}")
+
+    source_rows = {"day1": args.keys, "dayn": spark.table("bench_src.dayn").count()}
     medians = {
-        variant: {day: statistics.median(values) for day, values in by_day.items()}
-        for variant, by_day in times.items()
+        variant: {run: _median(times) for run, times in by_run.items()}
+        for variant, by_run in runs.items()
     }
-    report["median_s"] = medians
-    for day, rows in (("day1", args.rows), ("day2", day2_rows)):
-        ratio = medians["project"][day] / medians["stock"][day]
-        report[f"ratio_{day}"] = ratio
-        for variant in projects:
-            report[f"rows_per_s_{variant}_{day}"] = rows / medians[variant][day]
+    report: dict[str, object] = {
+        "machine": machine_facts(),
+        "keys": args.keys,
+        "source_rows": source_rows,
+        "table_rows": rows,
+        "runs_s": runs,
+        "median_s": medians,
+        "files": files,
+    }
+    for run in medians["project"]:
+        ratio = medians["project"][run] / medians["stock"][run]
+        source = source_rows["day1" if run == "day1" else "dayn"]
+        report[f"ratio_{run}"] = ratio
+        report[f"rows_per_s_project_{run}"] = source / medians["project"][run]
         print(
-            f"{day}: project {medians['project'][day]:.1f} s ({rows / medians['project'][day]:,.0f}"
-            f" rows/s), stock {medians['stock'][day]:.1f} s, ratio {ratio:.2f}x"
+            f"{run:>14}: project {medians['project'][run]:5.1f} s "
+            f"({source / medians['project'][run]:,.0f} source rows/s), "
+            f"stock {medians['stock'][run]:5.1f} s, ratio {ratio:.2f}x"
         )
-    check = spark.table("spark_cdc_bench_project.bench_snapshot")
-    report["project_rows_after_day2"] = check.count()
+    if len(args.versions) > 1:
+        first, last = args.versions[0], args.versions[-1]
+        growth = medians["project"][f"day_n_{last}v"] / medians["project"][f"day_n_{first}v"]
+        report["project_day_n_history_growth"] = growth
+        print(f"project day N at {last} vs {first} versions per key: {growth:.2f}x")
     report["peak_jvm_rss_mib"] = jvm_peak_rss_mib(spark)
     report["peak_python_rss_mib"] = peak_rss_mib()
     print(
