@@ -195,8 +195,12 @@ def _node_seconds(log: Path) -> float:
     return (stamps["Finished running node"] - stamps["Began running node"]) % 86400
 
 
-def _median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
+def _medians(runs: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, float]]:
+    """The median seconds of each run of each variant."""
+    return {
+        variant: {run: statistics.median(times) for run, times in by_run.items() if times}
+        for variant, by_run in runs.items()
+    }
 
 
 def main() -> int:
@@ -266,14 +270,8 @@ def main() -> int:
             spark.sql(f"restore table {_table(variant)} to version as of {start[variant]}")
 
     source_rows = {"day1": args.keys, "dayn": spark.table("bench_src.dayn").count()}
-    medians = {
-        variant: {run: _median(times) for run, times in by_run.items()}
-        for variant, by_run in runs.items()
-    }
-    node_medians = {
-        variant: {run: _median(times) for run, times in by_run.items()}
-        for variant, by_run in node_runs.items()
-    }
+    medians = _medians(runs)
+    node_medians = _medians(node_runs)
     report: dict[str, object] = {
         "machine": machine_facts(),
         "keys": args.keys,
