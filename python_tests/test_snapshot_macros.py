@@ -136,3 +136,38 @@ def test_a_column_type_is_found_by_name_whatever_its_case(columns, name, found):
 class _Column:
     def __init__(self, name: str, dtype: str) -> None:
         self.name, self.dtype = name, dtype
+
+
+class _Relation:
+    """A relation as the merge macro reads it: its name and whether it is Iceberg."""
+
+    is_iceberg = False
+
+    def __init__(self, name: str) -> None:
+        self.identifier = name.split(".")[-1]
+        self._name = name
+
+    def __str__(self) -> str:
+        return self._name
+
+
+def test_the_merge_matches_open_rows_only_so_files_of_closed_rows_are_skipped():
+    columns = {name: name for name in ("dbt_scd_id", "dbt_valid_to")}
+    macros = Macros(
+        "snapshots/snapshot_merge.sql",
+        "snapshots/snapshot_staged_changes.sql",
+        METADATA,
+        config={"snapshot_table_column_names": columns},
+    )
+    sql = " ".join(
+        macros.spark__snapshot_merge_sql(
+            _Relation("s.snap"), _Relation("s.snap__dbt_tmp"), ["`id`", "`dbt_scd_id`"]
+        ).split()
+    )
+    on_clause = sql[sql.index(" on ") : sql.index(" when matched")]
+    assert on_clause == (
+        " on DBT_INTERNAL_SOURCE.dbt_scd_id = DBT_INTERNAL_DEST.dbt_scd_id"
+        " and DBT_INTERNAL_DEST.dbt_valid_to is null"
+    )
+    assert "using s.snap__dbt_tmp as DBT_INTERNAL_SOURCE" in sql
+    assert "insert (`id`, `dbt_scd_id`) values ( DBT_INTERNAL_SOURCE.`id`," in sql

@@ -9,7 +9,7 @@
 {% macro spark__build_snapshot_table(strategy, sql) %}
     {%- set columns = config.get('snapshot_table_column_names') or get_snapshot_table_column_names() -%}
     {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
-    {%- do spark_cdc.snapshot_assert_unique_keys(strategy, sql) -%}
+    {%- do spark_cdc.snapshot_assert_source(strategy, sql) -%}
     {%- set valid_from_type = spark_cdc.snapshot_assert_updated_at_type(strategy, sql) -%}
 
     select

@@ -6,11 +6,26 @@
     - [spark_cdc] closing a row also records the closing process id and processing time, and sets
       the high end date column to the new dbt_valid_to;
     - [spark_cdc] inserts name their columns (insert_cols, quoted) instead of `insert *`, so the
-      staging relation's column order does not matter and helper columns can never leak in.
+      staging relation's column order does not matter and helper columns can never leak in;
+    - [spark_cdc] the open-row test is part of the `on` condition, so Delta skips the files that
+      hold closed rows only (the staging never inserts a dbt_scd_id that a closed row has: a new
+      version's id is derived from its own start, later than every earlier version's);
+    - [spark_cdc] with staged changes (snapshot_staged_changes.sql): the MERGE reads them
+      directly, a run whose staging holds no change runs no MERGE at all (nothing is committed),
+      and the snapshot table gets deletion vectors (snapshot_ensure_deletion_vectors), so closing
+      1% of the rows marks them in place instead of rewriting every file that holds one.
 -#}
 {% macro spark__snapshot_merge_sql(target, source, insert_cols) -%}
     {%- set columns = config.get("snapshot_table_column_names") or get_snapshot_table_column_names() -%}
     {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
+    {%- if spark_cdc.snapshot_stages_in_table() and not target.is_iceberg -%}
+        {%- set source = spark_cdc.snapshot_staged_relation(target) -%}
+        {%- set staged = run_query('select count(*) from ' ~ source) -%}
+        {%- if staged.rows[0][0] == 0 -%}
+            {{ return("select 'no change staged for " ~ target ~ ": nothing to merge' as snapshot_merge") }}
+        {%- endif -%}
+        {%- do spark_cdc.snapshot_ensure_deletion_vectors(target) -%}
+    {%- endif %}
 
     merge into {{ target }} as DBT_INTERNAL_DEST
     {%- if target.is_iceberg %}
@@ -20,8 +35,8 @@
     using {{ source }} as DBT_INTERNAL_SOURCE
     {%- endif %}
     on DBT_INTERNAL_SOURCE.{{ columns.dbt_scd_id }} = DBT_INTERNAL_DEST.{{ columns.dbt_scd_id }}
-    when matched
         and {{ spark_cdc.snapshot_row_is_open('DBT_INTERNAL_DEST', columns) }}
+    when matched
         and DBT_INTERNAL_SOURCE.dbt_change_type in ('update', 'delete')
         then update set
             {{ columns.dbt_valid_to }} = DBT_INTERNAL_SOURCE.{{ columns.dbt_valid_to }},
@@ -37,3 +52,20 @@
             {%- endfor %}
         )
 {%- endmacro %}
+
+
+{#- Turn on deletion vectors on a snapshot table that has not got them (config
+    snapshot_deletion_vectors: false leaves the table as it is). A one-time change of the table
+    (a Delta protocol upgrade: readers need Delta 2.3 or later); tables created before it are
+    upgraded by their next run. -#}
+{% macro snapshot_ensure_deletion_vectors(target) %}
+    {%- if not config.get('snapshot_deletion_vectors', true) -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set found = run_query("show tblproperties " ~ target ~ " ('delta.enableDeletionVectors')") -%}
+    {%- if found.rows | length == 0 or (found.rows[0][1] | string | lower) != 'true' -%}
+        {%- call statement('snapshot_enable_deletion_vectors') -%}
+            alter table {{ target }} set tblproperties ('delta.enableDeletionVectors' = 'true')
+        {%- endcall -%}
+    {%- endif -%}
+{% endmacro %}

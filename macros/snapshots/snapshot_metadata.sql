@@ -156,25 +156,61 @@
 {% endmacro %}
 
 
-{#- Refuse a snapshot run with hard deletes (hard_deletes: invalidate or new_record, or the legacy
-    invalidate_hard_deletes) whose query returns no row: every open row would be closed, and an
-    empty source is far more often an upstream failure than a real mass delete. The config
-    snapshot_allow_empty_source: true (per snapshot) or the var of the same name (per run) lets
-    such a run through. Runs before anything is written. -#}
-{% macro snapshot_assert_source_not_empty(strategy, sql) %}
+{#- Whether this run must refuse an empty snapshot query: with hard deletes (hard_deletes:
+    invalidate or new_record, or the legacy invalidate_hard_deletes) every open row would be
+    closed, and an empty source is far more often an upstream failure than a real mass delete.
+    The config snapshot_allow_empty_source: true (per snapshot) or the var of the same name (per
+    run) lets such a run through. -#}
+{% macro snapshot_refuses_empty_source(strategy) %}
     {%- set allowed = config.get('snapshot_allow_empty_source', false)
         or var('snapshot_allow_empty_source', false) -%}
-    {%- if strategy.hard_deletes not in ('invalidate', 'new_record')
-        or (allowed | string | lower) == 'true' -%}
+    {{ return(strategy.hard_deletes in ('invalidate', 'new_record') and (allowed | string | lower) != 'true') }}
+{% endmacro %}
+
+
+{% macro snapshot_raise_empty_source(strategy) %}
+    {{ exceptions.raise_compiler_error(
+        'Snapshot ' ~ model.name ~ ': the snapshot query returned no rows; with hard_deletes: '
+        ~ strategy.hard_deletes ~ ' this run would close every open row. Refused, nothing was '
+        ~ 'written: an empty source is usually an upstream failure. If the source is really '
+        ~ "empty, re-run with --vars '{snapshot_allow_empty_source: true}'."
+    ) }}
+{% endmacro %}
+
+
+{#- The guard rails on the snapshot query, in one pass over it, before anything is written:
+    duplicate or NULL keys (snapshot_assert_unique_keys names them) and, when check_not_empty,
+    an empty query that snapshot_refuses_empty_source. -#}
+{% macro snapshot_assert_source(strategy, sql, check_not_empty=false) %}
+    {%- set check_keys = config.get('snapshot_check_unique_keys', true) -%}
+    {%- set check_empty = check_not_empty and spark_cdc.snapshot_refuses_empty_source(strategy) -%}
+    {%- if not check_keys and not check_empty -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set probe = run_query('select 1 as found from (' ~ sql ~ ') as snapshot_query limit 1') -%}
-    {%- if probe is not none and probe.rows | length == 0 -%}
-        {{ exceptions.raise_compiler_error(
-            'Snapshot ' ~ model.name ~ ': the snapshot query returned no rows; with hard_deletes: '
-            ~ strategy.hard_deletes ~ ' this run would close every open row. Refused, nothing was '
-            ~ 'written: an empty source is usually an upstream failure. If the source is really '
-            ~ "empty, re-run with --vars '{snapshot_allow_empty_source: true}'."
-        ) }}
+    {%- if check_keys -%}
+        {%- set keys = spark_cdc.snapshot_key_list(strategy.unique_key) -%}
+        {%- set check_sql -%}
+            select
+                coalesce(sum(key_rows), 0) as source_rows,
+                count_if(key_rows > 1{% for key in keys %} or key_{{ loop.index }} is null{% endfor %}) as offending_keys
+            from (
+                select {% for key in keys %}{{ key }} as key_{{ loop.index }}, {% endfor %}count(*) as key_rows
+                from ({{ sql }}) as snapshot_query
+                group by {% for key in keys %}{{ loop.index }}{{ ', ' if not loop.last }}{% endfor %}
+            ) as key_counts
+        {%- endset -%}
+    {%- else -%}
+        {%- set check_sql = 'select count(*) as source_rows, 0 as offending_keys from (select 1 from ('
+            ~ sql ~ ') as snapshot_query limit 1) as probe' -%}
+    {%- endif -%}
+    {%- set result = run_query(check_sql) -%}
+    {%- if result is none or result.rows | length == 0 -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- if check_empty and result.rows[0][0] == 0 -%}
+        {%- do spark_cdc.snapshot_raise_empty_source(strategy) -%}
+    {%- endif -%}
+    {%- if result.rows[0][1] > 0 -%}
+        {%- do spark_cdc.snapshot_assert_unique_keys(strategy, sql) -%}
     {%- endif -%}
 {% endmacro %}

@@ -1,5 +1,5 @@
 {#-
-    The staging select of a snapshot run: the rows to insert ('insert') and the open rows to close
+    The change rows of a snapshot run: the rows to insert ('insert') and the open rows to close
     ('update', 'delete'), read by spark__snapshot_merge_sql.
 
     Follows dbt's default__snapshot_staging_table (dbt-adapters 1.24.5) and keeps its change
@@ -15,13 +15,12 @@
     - new_record deletion rows copy the source columns of the deleted row, matched by name
       case-insensitively (dbt-adapters#1401), and dbt_is_deleted is a boolean;
     - the output lists its columns: the dbt_unique_key helper columns are not part of it, so they
-      cannot leak into the snapshot table (dbt-adapters#2101).
+      cannot leak into the snapshot table (dbt-adapters#2101);
+    - one join of the source with the open rows (full outer) gives every change row, instead of
+      one join per kind of change; the last close of a key (hard_deletes: invalidate) is read
+      only for the source keys that have no open row.
 -#}
-{% macro spark__snapshot_staging_table(strategy, source_sql, target_relation) -%}
-    {#- The guard rails, before anything is written (snapshot_metadata.sql). -#}
-    {%- do spark_cdc.snapshot_assert_updated_at_type(strategy, source_sql) -%}
-    {%- do spark_cdc.snapshot_assert_source_not_empty(strategy, source_sql) -%}
-    {%- do spark_cdc.snapshot_assert_unique_keys(strategy, source_sql) -%}
+{% macro snapshot_changes_sql(strategy, source_sql, target_relation) -%}
     {%- set columns = config.get('snapshot_table_column_names') or get_snapshot_table_column_names() -%}
     {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
     {%- set hard_deletes = strategy.hard_deletes -%}
@@ -78,11 +77,32 @@
 
     {%- if hard_deletes == 'invalidate' %}
 
-    last_closed as (
+    returning_keys as (
 
-        select {{ unique_key_fields(strategy.unique_key) }}, max({{ columns.dbt_valid_to }}) as dbt_snapshot_closed_at
+        {#- [spark_cdc] source keys without an open row: only they need their last close -#}
+        select {% for key in key_names %}source_data.{{ key }}{{ ', ' if not loop.last }}{% endfor %}
+        from (select {{ unique_key_fields(strategy.unique_key) }} from snapshot_query) as source_data
+        left anti join snapshotted_data
+            on {{ unique_key_join_on(strategy.unique_key, "snapshotted_data", "source_data") }}
+
+    ),
+
+    closed_rows as (
+
+        select {{ unique_key_fields(strategy.unique_key) }}, {{ columns.dbt_valid_to }}
         from {{ target_relation }}
         where not {{ spark_cdc.snapshot_row_is_open('', columns) }}
+
+    ),
+
+    last_closed as (
+
+        select
+            {% for key in key_names %}closed_rows.{{ key }}, {% endfor -%}
+            max(closed_rows.{{ columns.dbt_valid_to }}) as dbt_snapshot_closed_at
+        from closed_rows
+        left semi join returning_keys
+            on {{ unique_key_join_on(strategy.unique_key, "returning_keys", "closed_rows") }}
         group by {% for key in key_names %}{{ loop.index }}{{ ', ' if not loop.last }}{% endfor %}
 
     ),
@@ -100,169 +120,116 @@
 
     ),
 
-    updates_source_data as (
+    {#- [spark_cdc] one pass: each key's source row and open row side by side (a full outer join),
+        and the change rows of that key out of it (the branches below, as dbt's CTEs of the same
+        names): a new or changed key inserts, a changed key closes its open row ('update'), an
+        absent key closes it ('delete') and, with new_record, inserts a deletion row. -#}
+    {%- set has_source = unique_key_is_not_null(strategy.unique_key, "source_data") | trim -%}
+    {%- set has_open = unique_key_is_not_null(strategy.unique_key, "snapshotted_data") | trim -%}
+    {%- set changed = '(' ~ strategy.row_changed ~ (' or ' ~ is_deleted if new_record else '') ~ ')' -%}
+    {%- set source_values = {} -%}
+    {%- set deleted_values = {} -%}
+    {%- for name in source_names -%}
+        {%- do source_values.update({name: 'source_data.' ~ adapter.quote(name)}) -%}
+        {%- do deleted_values.update({name: ('snapshotted_data.' if name | lower in target_names else 'source_data.') ~ adapter.quote(name)}) -%}
+    {%- endfor -%}
+    {%- set branches = [] -%}
 
-        select
-            *,
-            {{ unique_key_fields(strategy.unique_key) }},
-            {{ strategy.updated_at }} as {{ columns.dbt_updated_at }}
-        from snapshot_query
-
-    ),
-
-    {%- if hard_deletes in ('invalidate', 'new_record') %}
-
-    deletes_source_data as (
-
-        select *, {{ unique_key_fields(strategy.unique_key) }}
-        from snapshot_query
-
-    ),
+    {#- insertions -#}
+    {%- do branches.append({
+        'when': has_source ~ ' and (not ' ~ has_open ~ ' or ' ~ changed ~ ')',
+        'type': 'insert', 'values': source_values,
+        'updated_at': updated_at, 'valid_from': version_start, 'valid_to': 'source_data.' ~ columns.dbt_valid_to,
+        'scd_id': 'case when ' ~ moved ~ ' then ' ~ snapshot_hash_arguments(moved_scd_args) ~ ' else source_data.' ~ columns.dbt_scd_id ~ ' end',
+        'is_deleted': 'false', 'opened': true}) -%}
+    {#- updates -#}
+    {%- do branches.append({
+        'when': has_source ~ ' and ' ~ has_open ~ ' and ' ~ changed,
+        'type': 'update', 'values': source_values,
+        'updated_at': updated_at, 'valid_from': update_start, 'valid_to': update_start,
+        'scd_id': 'snapshotted_data.' ~ columns.dbt_scd_id, 'is_deleted': is_deleted, 'opened': false}) -%}
+    {%- if hard_deletes in ('invalidate', 'new_record') -%}
+        {#- deletes: an open deletion row (new_record) stays open while the key is absent -#}
+        {%- do branches.append({
+            'when': has_open ~ ' and not ' ~ has_source ~ (' and not ' ~ is_deleted if new_record else ''),
+            'type': 'delete', 'values': source_values,
+            'updated_at': delete_time, 'valid_from': delete_time, 'valid_to': delete_time,
+            'scd_id': 'snapshotted_data.' ~ columns.dbt_scd_id, 'is_deleted': is_deleted, 'opened': false}) -%}
+    {%- endif -%}
+    {%- if new_record -%}
+        {#- deletion_records -#}
+        {%- do branches.append({
+            'when': has_open ~ ' and not ' ~ has_source ~ ' and not ' ~ is_deleted,
+            'type': 'insert', 'values': deleted_values,
+            'updated_at': delete_time, 'valid_from': delete_time, 'valid_to': 'snapshotted_data.' ~ columns.dbt_valid_to,
+            'scd_id': snapshot_hash_arguments(['snapshotted_data.' ~ columns.dbt_scd_id, now]),
+            'is_deleted': 'true', 'opened': true}) -%}
     {%- endif %}
 
-    insertions as (
+    change_rows as (
 
-        select
-            'insert' as dbt_change_type,
-            {%- for name in source_names %}
-            source_data.{{ adapter.quote(name) }},
+        select filter(array(
+            {%- for branch in branches %}
+            case when {{ branch.when }} then named_struct(
+                'dbt_change_type', '{{ branch.type }}',
+                {%- for name in source_names %}
+                '{{ name | replace("'", "\\'") }}', {{ branch['values'][name] }},
+                {%- endfor %}
+                '{{ columns.dbt_updated_at }}', {{ branch.updated_at }},
+                '{{ columns.dbt_valid_from }}', {{ branch.valid_from }},
+                '{{ columns.dbt_valid_to }}', {{ branch.valid_to }},
+                '{{ columns.dbt_scd_id }}', {{ branch.scd_id }},
+                {%- if new_record %}
+                '{{ columns.dbt_is_deleted }}', {{ branch.is_deleted }},
+                {%- endif %}
+                '{{ meta.insert_process_id }}', {{ process_id if branch.opened else 'cast(null as string)' }},
+                '{{ meta.inserted_at }}', {{ now if branch.opened else 'cast(null as timestamp)' }},
+                '{{ meta.close_process_id }}', {{ 'cast(null as string)' if branch.opened else process_id }},
+                '{{ meta.closed_at }}', {{ 'cast(null as timestamp)' if branch.opened else now }},
+                '{{ meta.valid_to_high }}', {{ high if branch.opened else branch.valid_to }}
+            ) end{{ ',' if not loop.last }}
             {%- endfor %}
-            {{ updated_at }},
-            {{ version_start }} as {{ columns.dbt_valid_from }},
-            source_data.{{ columns.dbt_valid_to }},
-            case
-                when {{ moved }} then {{ snapshot_hash_arguments(moved_scd_args) }}
-                else source_data.{{ columns.dbt_scd_id }}
-            end as {{ columns.dbt_scd_id }},
-            {%- if new_record %}
-            false as {{ columns.dbt_is_deleted }},
-            {%- endif %}
-            {{ process_id }} as {{ meta.insert_process_id }},
-            {{ now }} as {{ meta.inserted_at }},
-            cast(null as string) as {{ meta.close_process_id }},
-            cast(null as timestamp) as {{ meta.closed_at }},
-            {{ high }} as {{ meta.valid_to_high }}
+        ), change -> change is not null) as changes
         from insertions_source_data as source_data
-        left outer join snapshotted_data
+        full outer join snapshotted_data
             on {{ unique_key_join_on(strategy.unique_key, "snapshotted_data", "source_data") }}
         {%- if hard_deletes == 'invalidate' %}
         left outer join last_closed
             on {{ unique_key_join_on(strategy.unique_key, "last_closed", "source_data") }}
         {%- endif %}
-        where
-            {{ unique_key_is_null(strategy.unique_key, "snapshotted_data") }}
-            or (
-                {{ unique_key_is_not_null(strategy.unique_key, "snapshotted_data") }}
-                and ({{ strategy.row_changed }}{% if new_record %} or {{ is_deleted }}{% endif %})
-            )
-
-    ),
-
-    updates as (
-
-        select
-            'update' as dbt_change_type,
-            {%- for name in source_names %}
-            source_data.{{ adapter.quote(name) }},
-            {%- endfor %}
-            {{ updated_at }},
-            {{ update_start }} as {{ columns.dbt_valid_from }},
-            {{ update_start }} as {{ columns.dbt_valid_to }},
-            snapshotted_data.{{ columns.dbt_scd_id }},
-            {%- if new_record %}
-            {{ is_deleted }} as {{ columns.dbt_is_deleted }},
-            {%- endif %}
-            cast(null as string) as {{ meta.insert_process_id }},
-            cast(null as timestamp) as {{ meta.inserted_at }},
-            {{ process_id }} as {{ meta.close_process_id }},
-            {{ now }} as {{ meta.closed_at }},
-            {{ update_start }} as {{ meta.valid_to_high }}
-        from updates_source_data as source_data
-        inner join snapshotted_data
-            on {{ unique_key_join_on(strategy.unique_key, "snapshotted_data", "source_data") }}
-        where ({{ strategy.row_changed }}{% if new_record %} or {{ is_deleted }}{% endif %})
 
     )
 
-    {%- if hard_deletes in ('invalidate', 'new_record') %},
-
-    deletes as (
-
-        select
-            'delete' as dbt_change_type,
-            {%- for name in source_names %}
-            source_data.{{ adapter.quote(name) }},
-            {%- endfor %}
-            {{ delete_time }} as {{ columns.dbt_updated_at }},
-            {{ delete_time }} as {{ columns.dbt_valid_from }},
-            {{ delete_time }} as {{ columns.dbt_valid_to }},
-            snapshotted_data.{{ columns.dbt_scd_id }},
-            {%- if new_record %}
-            {{ is_deleted }} as {{ columns.dbt_is_deleted }},
-            {%- endif %}
-            cast(null as string) as {{ meta.insert_process_id }},
-            cast(null as timestamp) as {{ meta.inserted_at }},
-            {{ process_id }} as {{ meta.close_process_id }},
-            {{ now }} as {{ meta.closed_at }},
-            {{ delete_time }} as {{ meta.valid_to_high }}
-        from snapshotted_data
-        left outer join deletes_source_data as source_data
-            on {{ unique_key_join_on(strategy.unique_key, "snapshotted_data", "source_data") }}
-        where {{ unique_key_is_null(strategy.unique_key, "source_data") }}
-        {%- if new_record %}
-            {#- an open deletion row stays open while the key is absent -#}
-            and not {{ is_deleted }}
-        {%- endif %}
-
-    )
-    {%- endif %}
-
-    {%- if new_record %},
-
-    deletion_records as (
-
-        select
-            'insert' as dbt_change_type,
-            {%- for name in source_names %}
-            {%- if name | lower in target_names %}
-            snapshotted_data.{{ adapter.quote(name) }},
-            {%- else %}
-            source_data.{{ adapter.quote(name) }},
-            {%- endif %}
-            {%- endfor %}
-            {{ delete_time }} as {{ columns.dbt_updated_at }},
-            {{ delete_time }} as {{ columns.dbt_valid_from }},
-            snapshotted_data.{{ columns.dbt_valid_to }},
-            {{ snapshot_hash_arguments(['snapshotted_data.' ~ columns.dbt_scd_id, now]) }} as {{ columns.dbt_scd_id }},
-            true as {{ columns.dbt_is_deleted }},
-            {{ process_id }} as {{ meta.insert_process_id }},
-            {{ now }} as {{ meta.inserted_at }},
-            cast(null as string) as {{ meta.close_process_id }},
-            cast(null as timestamp) as {{ meta.closed_at }},
-            {{ high }} as {{ meta.valid_to_high }}
-        from snapshotted_data
-        left outer join deletes_source_data as source_data
-            on {{ unique_key_join_on(strategy.unique_key, "snapshotted_data", "source_data") }}
-        where
-            {{ unique_key_is_null(strategy.unique_key, "source_data") }}
-            and not {{ is_deleted }}
-
-    )
-    {%- endif %}
-
-    select * from insertions
-    union all
-    select * from updates
-    {%- if hard_deletes in ('invalidate', 'new_record') %}
-    union all
-    select * from deletes
-    {%- endif %}
-    {%- if new_record %}
-    union all
-    select * from deletion_records
-    {%- endif %}
+    select inline(changes)
+    from change_rows
 
 {%- endmacro %}
+
+{#-
+    The staging of a snapshot run, read by spark__snapshot_merge_sql.
+
+    [spark_cdc] The guard rails run first (one pass over the query, snapshot_metadata.sql). With
+    file_format delta the change rows (snapshot_changes_sql) are then computed once into a Delta
+    table of this invocation, `<snapshot>__dbt_stage_<id>` beside the snapshot, and the staging
+    select reads that table: only the day's changes, instead of a view that joins the whole
+    source with every open row again inside the MERGE. spark__post_snapshot drops it. Other
+    formats get the change rows as a select, as dbt-spark does.
+-#}
+{% macro spark__snapshot_staging_table(strategy, source_sql, target_relation) -%}
+    {%- do spark_cdc.snapshot_assert_updated_at_type(strategy, source_sql) -%}
+    {%- do spark_cdc.snapshot_assert_source(strategy, source_sql, check_not_empty=true) -%}
+    {%- set changes = spark_cdc.snapshot_changes_sql(strategy, source_sql, target_relation) -%}
+    {%- if not spark_cdc.snapshot_stages_in_table() -%}
+        {{ return(changes) }}
+    {%- endif -%}
+    {%- set staged = spark_cdc.snapshot_staged_relation(target_relation) -%}
+    {%- call statement('snapshot_stage_changes') -%}
+        create or replace table {{ staged }} using delta as
+        {{ changes }}
+    {%- endcall -%}
+    {{ return('select * from ' ~ staged) }}
+{%- endmacro %}
+
 
 
 {#-
