@@ -155,7 +155,7 @@ def test_the_merge_matches_open_rows_only_so_files_of_closed_rows_are_skipped():
     columns = {name: name for name in ("dbt_scd_id", "dbt_valid_to")}
     macros = Macros(
         "snapshots/snapshot_merge.sql",
-        "snapshots/snapshot_staged_changes.sql",
+        "snapshots/snapshot_cached_changes.sql",
         METADATA,
         config={"snapshot_table_column_names": columns},
     )

@@ -10,21 +10,20 @@
     - [spark_cdc] the open-row test is part of the `on` condition, so Delta skips the files that
       hold closed rows only (the staging never inserts a dbt_scd_id that a closed row has: a new
       version's id is derived from its own start, later than every earlier version's);
-    - [spark_cdc] with staged changes (snapshot_staged_changes.sql): the MERGE reads them
-      directly, a run whose staging holds no change runs no MERGE at all (nothing is committed),
-      and the snapshot table gets deletion vectors (snapshot_ensure_deletion_vectors), so closing
-      1% of the rows marks them in place instead of rewriting every file that holds one.
+    - [spark_cdc] with cached changes (snapshot_cached_changes.sql): the MERGE reads them, and a
+      run with no change runs no MERGE at all (nothing is committed). The snapshot table gets
+      deletion vectors before the changes are cached (snapshot_ensure_deletion_vectors), so
+      closing 1% of the rows marks them in place instead of rewriting every file holding one.
 -#}
 {% macro spark__snapshot_merge_sql(target, source, insert_cols) -%}
     {%- set columns = config.get("snapshot_table_column_names") or get_snapshot_table_column_names() -%}
     {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
-    {%- if spark_cdc.snapshot_stages_in_table() and not target.is_iceberg -%}
-        {%- set source = spark_cdc.snapshot_staged_relation(target) -%}
-        {%- set staged = run_query('select count(*) from ' ~ source) -%}
-        {%- if staged.rows[0][0] == 0 -%}
-            {{ return("select 'no change staged for " ~ target ~ ": nothing to merge' as snapshot_merge") }}
+    {%- if spark_cdc.snapshot_caches_changes() and not target.is_iceberg -%}
+        {%- set source = spark_cdc.snapshot_cached_changes_relation(target) -%}
+        {%- set changes = run_query('select count(*) from ' ~ source) -%}
+        {%- if changes.rows[0][0] == 0 -%}
+            {{ return("select 'no change for " ~ target ~ ": nothing to merge' as snapshot_merge") }}
         {%- endif -%}
-        {%- do spark_cdc.snapshot_ensure_deletion_vectors(target) -%}
     {%- endif %}
 
     merge into {{ target }} as DBT_INTERNAL_DEST

@@ -18,6 +18,19 @@
 {% endmacro %}
 
 
+{#- The processing time of this run: the engine's clock read once, as a zone-less timestamp
+    literal (session time zone UTC). A literal rather than current_timestamp(), so that the change
+    rows cached for the run are the MERGE's source as they are (Delta computes a MERGE source
+    that calls current_timestamp() again). -#}
+{% macro snapshot_processing_time() %}
+    {%- if not execute -%}
+        {{ return(snapshot_get_time()) }}
+    {%- endif -%}
+    {%- set clock = run_query("select date_format(current_timestamp(), 'yyyy-MM-dd HH:mm:ss.SSSSSS')") -%}
+    {{ return("timestamp'" ~ clock.rows[0][0] ~ "'") }}
+{% endmacro %}
+
+
 {#- The process id of this dbt invocation, as a SQL string literal. -#}
 {% macro snapshot_process_id() %}
     {{ return("'" ~ invocation_id ~ "'") }}

@@ -25,7 +25,7 @@
     {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
     {%- set hard_deletes = strategy.hard_deletes -%}
     {%- set new_record = hard_deletes == 'new_record' -%}
-    {%- set now = snapshot_get_time() -%}
+    {%- set now = spark_cdc.snapshot_processing_time() -%}
     {%- set process_id = spark_cdc.snapshot_process_id() -%}
 
     {%- set target_columns = adapter.get_columns_in_relation(target_relation) -%}
@@ -197,6 +197,8 @@
         left outer join last_closed
             on {{ unique_key_join_on(strategy.unique_key, "last_closed", "source_data") }}
         {%- endif %}
+        {#- only the keys with a change: the per-row structs are built for them alone #}
+        where {% for branch in branches %}({{ branch.when }}){{ ' or ' if not loop.last }}{% endfor %}
 
     )
 
@@ -208,28 +210,24 @@
 {#-
     The staging of a snapshot run, read by spark__snapshot_merge_sql.
 
-    [spark_cdc] The guard rails run first (one pass over the query, snapshot_metadata.sql). With
-    file_format delta the change rows (snapshot_changes_sql) are then computed once into a Delta
-    table of this invocation, `<snapshot>__dbt_stage_<id>` beside the snapshot, and the staging
-    select reads that table: only the day's changes, instead of a view that joins the whole
-    source with every open row again inside the MERGE. spark__post_snapshot drops it. Other
-    formats get the change rows as a select, as dbt-spark does.
+    [spark_cdc] The guard rails run first (one pass over the query, snapshot_metadata.sql). For a
+    Delta snapshot the change rows (snapshot_changes_sql) are then computed once into the
+    session's cache (snapshot_cached_changes.sql), and the MERGE reads them there: the source is
+    read and joined with the open rows once per run, and a run with no change merges nothing.
+    The staging view dbt-spark builds from this select is then only described (its columns),
+    never read.
 -#}
 {% macro spark__snapshot_staging_table(strategy, source_sql, target_relation) -%}
     {%- do spark_cdc.snapshot_assert_updated_at_type(strategy, source_sql) -%}
     {%- do spark_cdc.snapshot_assert_source(strategy, source_sql, check_not_empty=true) -%}
     {%- set changes = spark_cdc.snapshot_changes_sql(strategy, source_sql, target_relation) -%}
-    {%- if not spark_cdc.snapshot_stages_in_table() -%}
-        {{ return(changes) }}
+    {%- if spark_cdc.snapshot_caches_changes() -%}
+        {#- before the cache: a table change after it would invalidate the cached rows -#}
+        {%- do spark_cdc.snapshot_ensure_deletion_vectors(target_relation) -%}
+        {%- do spark_cdc.snapshot_cache_changes(changes, target_relation) -%}
     {%- endif -%}
-    {%- set staged = spark_cdc.snapshot_staged_relation(target_relation) -%}
-    {%- call statement('snapshot_stage_changes') -%}
-        create or replace table {{ staged }} using delta as
-        {{ changes }}
-    {%- endcall -%}
-    {{ return('select * from ' ~ staged) }}
+    {{ return(changes) }}
 {%- endmacro %}
-
 
 
 {#-

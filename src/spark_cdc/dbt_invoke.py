@@ -111,7 +111,7 @@ SNAPSHOT_OVERRIDES = (
     "build_snapshot_table.sql",
     "snapshot_staging_table.sql",
     "snapshot_merge.sql",
-    "snapshot_staged_changes.sql",
+    "snapshot_cached_changes.sql",
 )
 
 
