@@ -79,8 +79,9 @@
 
     returning_keys as (
 
-        {#- [spark_cdc] source keys without an open row: only they need their last close -#}
-        select {% for key in key_names %}source_data.{{ key }}{{ ', ' if not loop.last }}{% endfor %}
+        {#- [spark_cdc] source keys without an open row: only they need their last close. A
+            sort-merge anti join: broadcasting every open key costs more than the join. -#}
+        select /*+ MERGE(snapshotted_data) */ {% for key in key_names %}source_data.{{ key }}{{ ', ' if not loop.last }}{% endfor %}
         from (select {{ unique_key_fields(strategy.unique_key) }} from snapshot_query) as source_data
         left anti join snapshotted_data
             on {{ unique_key_join_on(strategy.unique_key, "snapshotted_data", "source_data") }}
