@@ -14,23 +14,39 @@
 {% endmacro %}
 
 
-{#- This invocation's cached changes: a temporary view `<snapshot>__dbt_changes_<id>` of the
-    session, one per snapshot and invocation, so that two snapshots (or two runs) never share one. -#}
-{% macro snapshot_cached_changes_relation(target_relation) %}
+{#- This invocation's cached relations: temporary views `<snapshot>__dbt_<part>_<id>` of the
+    session (part `keys`: stage 1, the changed keys; `changes`: stage 2, the change rows the MERGE
+    reads), one per snapshot and invocation, so that two snapshots (or two runs) never share one. -#}
+{% macro snapshot_cached_changes_relation(target_relation, part='changes') %}
     {%- set run_suffix = (invocation_id | replace('-', ''))[:16] -%}
     {{ return(api.Relation.create(
-        identifier=target_relation.identifier ~ '__dbt_changes_' ~ run_suffix,
+        identifier=target_relation.identifier ~ '__dbt_' ~ part ~ '_' ~ run_suffix,
         schema=none, database=none, type='view')) }}
 {% endmacro %}
 
 
+{#- The latest version of a Delta table. -#}
+{% macro snapshot_table_version(relation) %}
+    {%- set history = run_query('describe history ' ~ relation ~ ' limit 1') -%}
+    {{ return(history.rows[0][0]) }}
+{% endmacro %}
+
+
 {#- Compute the change rows once into the session's cache (CACHE TABLE is eager: the source is
-    read and joined with the open rows here, and never again in this run). -#}
-{% macro snapshot_cache_changes(changes_sql, target_relation) %}
-    {%- set cached = spark_cdc.snapshot_cached_changes_relation(target_relation) -%}
+    read and joined with the open rows here, and never again in this run): the changed keys
+    (stage 1), then their change rows (stage 2). Both read the snapshot table as of its version
+    now, so the MERGE's commit leaves them as they are. -#}
+{% macro snapshot_cache_changes(strategy, source_sql, target_relation, plan) %}
+    {%- set version = spark_cdc.snapshot_table_version(target_relation) -%}
+    {%- set keys = spark_cdc.snapshot_cached_changes_relation(target_relation, 'keys') -%}
+    {%- set changes = spark_cdc.snapshot_cached_changes_relation(target_relation) -%}
+    {%- call statement('snapshot_cache_changed_keys') -%}
+        cache table {{ keys }} as
+        {{ spark_cdc.snapshot_changed_keys_sql(strategy, source_sql, target_relation, plan, version) }}
+    {%- endcall -%}
     {%- call statement('snapshot_cache_changes') -%}
-        cache table {{ cached }} as
-        {{ changes_sql }}
+        cache table {{ changes }} as
+        with {{ spark_cdc.snapshot_change_rows_sql(strategy, target_relation, plan, keys, version) }}
     {%- endcall -%}
 {% endmacro %}
 
@@ -42,12 +58,14 @@
 {% macro spark__post_snapshot(staging_relation) %}
     {%- do adapter.drop_relation(staging_relation) -%}
     {%- if spark_cdc.snapshot_caches_changes() -%}
-        {%- set cached = spark_cdc.snapshot_cached_changes_relation(this) -%}
-        {%- call statement('snapshot_release_changes') -%}
-            uncache table if exists {{ cached }}
-        {%- endcall -%}
-        {%- call statement('snapshot_drop_changes') -%}
-            drop view if exists {{ cached }}
-        {%- endcall -%}
+        {%- for part in ('changes', 'keys') -%}
+            {%- set cached = spark_cdc.snapshot_cached_changes_relation(this, part) -%}
+            {%- call statement('snapshot_release_' ~ part) -%}
+                uncache table if exists {{ cached }}
+            {%- endcall -%}
+            {%- call statement('snapshot_drop_' ~ part) -%}
+                drop view if exists {{ cached }}
+            {%- endcall -%}
+        {%- endfor -%}
     {%- endif -%}
 {% endmacro %}

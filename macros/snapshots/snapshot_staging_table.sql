@@ -20,18 +20,18 @@
       one join per kind of change; the last close of a key (hard_deletes: invalidate) is read
       only for the source keys that have no open row.
 -#}
-{% macro snapshot_changes_sql(strategy, source_sql, target_relation) -%}
+{#- The names and branches shared by both stages of the change rows: the key helper columns,
+    the source's column names, and per kind of change ('insert', 'update', 'delete') the
+    condition that makes a key produce it and the values of the row it produces. -#}
+{% macro snapshot_change_plan(strategy, source_sql, target_relation) -%}
     {%- set columns = config.get('snapshot_table_column_names') or get_snapshot_table_column_names() -%}
-    {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
     {%- set hard_deletes = strategy.hard_deletes -%}
     {%- set new_record = hard_deletes == 'new_record' -%}
     {%- set now = spark_cdc.snapshot_processing_time() -%}
-    {%- set process_id = spark_cdc.snapshot_process_id() -%}
 
     {%- set target_columns = adapter.get_columns_in_relation(target_relation) -%}
     {%- set target_names = target_columns | map(attribute='name') | map('lower') | list -%}
     {%- set valid_from_type = spark_cdc.snapshot_column_type(target_columns, columns.dbt_valid_from) -%}
-    {%- set high = spark_cdc.snapshot_high_end_value(valid_from_type) -%}
     {%- set source_names = get_columns_in_query(source_sql) -%}
     {%- set key_names = [] -%}
     {%- if strategy.unique_key | is_list -%}
@@ -61,72 +61,8 @@
     {%- set delete_time = 'greatest(' ~ now ~ ', snapshotted_data.' ~ columns.dbt_valid_from ~ ')' -%}
     {%- set is_deleted = 'coalesce(snapshotted_data.' ~ columns.dbt_is_deleted ~ ', false)' -%}
 
-    with snapshot_query as (
-
-        {{ source_sql }}
-
-    ),
-
-    snapshotted_data as (
-
-        select *, {{ unique_key_fields(strategy.unique_key) }}
-        from {{ target_relation }}
-        where {{ spark_cdc.snapshot_row_is_open('', columns) }}
-
-    ),
-
-    {%- if hard_deletes == 'invalidate' %}
-
-    returning_keys as (
-
-        {#- [spark_cdc] source keys without an open row: only they need their last close. A
-            sort-merge anti join: broadcasting every open key costs more than the join. -#}
-        select /*+ MERGE(snapshotted_data) */ {% for key in key_names %}source_data.{{ key }}{{ ', ' if not loop.last }}{% endfor %}
-        from (select {{ unique_key_fields(strategy.unique_key) }} from snapshot_query) as source_data
-        left anti join snapshotted_data
-            on {{ unique_key_join_on(strategy.unique_key, "snapshotted_data", "source_data") }}
-
-    ),
-
-    closed_rows as (
-
-        select {{ unique_key_fields(strategy.unique_key) }}, {{ columns.dbt_valid_to }}
-        from {{ target_relation }}
-        where not {{ spark_cdc.snapshot_row_is_open('', columns) }}
-
-    ),
-
-    last_closed as (
-
-        select
-            {% for key in key_names %}closed_rows.{{ key }}, {% endfor -%}
-            max(closed_rows.{{ columns.dbt_valid_to }}) as dbt_snapshot_closed_at
-        from closed_rows
-        left semi join returning_keys
-            on {{ unique_key_join_on(strategy.unique_key, "returning_keys", "closed_rows") }}
-        group by {% for key in key_names %}{{ loop.index }}{{ ', ' if not loop.last }}{% endfor %}
-
-    ),
-    {%- endif %}
-
-    insertions_source_data as (
-
-        select
-            *,
-            {{ unique_key_fields(strategy.unique_key) }},
-            {{ strategy.updated_at }} as {{ columns.dbt_updated_at }},
-            {{ get_dbt_valid_to_current(strategy, columns) }},
-            {{ strategy.scd_id }} as {{ columns.dbt_scd_id }}
-        from snapshot_query
-
-    ),
-
-    {#- [spark_cdc] one pass: each key's source row and open row side by side (a full outer join),
-        and the change rows of that key out of it (the branches below, as dbt's CTEs of the same
-        names): a new or changed key inserts, a changed key closes its open row ('update'), an
-        absent key closes it ('delete') and, with new_record, inserts a deletion row. -#}
-    {%- set has_source = unique_key_is_not_null(strategy.unique_key, "source_data") | trim -%}
-    {%- set has_open = unique_key_is_not_null(strategy.unique_key, "snapshotted_data") | trim -%}
+    {%- set has_source = '(' ~ unique_key_is_not_null(strategy.unique_key, "source_data") | trim ~ ')' -%}
+    {%- set has_open = '(' ~ unique_key_is_not_null(strategy.unique_key, "snapshotted_data") | trim ~ ')' -%}
     {%- set changed = '(' ~ strategy.row_changed ~ (' or ' ~ is_deleted if new_record else '') ~ ')' -%}
     {%- set source_values = {} -%}
     {%- set deleted_values = {} -%}
@@ -136,12 +72,13 @@
     {%- endfor -%}
     {%- set branches = [] -%}
 
-    {#- insertions -#}
+    {#- insertions: a new version's dbt_scd_id is the strategy's, computed on the change rows only
+        (null here), unless the version was moved to a later start -#}
     {%- do branches.append({
         'when': has_source ~ ' and (not ' ~ has_open ~ ' or ' ~ changed ~ ')',
         'type': 'insert', 'values': source_values,
         'updated_at': updated_at, 'valid_from': version_start, 'valid_to': 'source_data.' ~ columns.dbt_valid_to,
-        'scd_id': 'case when ' ~ moved ~ ' then ' ~ snapshot_hash_arguments(moved_scd_args) ~ ' else source_data.' ~ columns.dbt_scd_id ~ ' end',
+        'scd_id': 'case when ' ~ moved ~ ' then ' ~ snapshot_hash_arguments(moved_scd_args) ~ ' end',
         'is_deleted': 'false', 'opened': true}) -%}
     {#- updates -#}
     {%- do branches.append({
@@ -165,15 +102,109 @@
             'updated_at': delete_time, 'valid_from': delete_time, 'valid_to': 'snapshotted_data.' ~ columns.dbt_valid_to,
             'scd_id': snapshot_hash_arguments(['snapshotted_data.' ~ columns.dbt_scd_id, now]),
             'is_deleted': 'true', 'opened': true}) -%}
+    {%- endif -%}
+    {{ return({
+        'columns': columns, 'now': now, 'key_names': key_names, 'source_names': source_names,
+        'high': spark_cdc.snapshot_high_end_value(valid_from_type), 'branches': branches,
+        'has_source': has_source, 'has_open': has_open}) }}
+{%- endmacro %}
+
+
+{#- The snapshot table as the change rows read it: as of `version` when given (the version read
+    at the start of the run, so the MERGE's commit does not make Spark re-plan what was cached
+    from it). -#}
+{% macro snapshot_target_as_of(target_relation, version=none) -%}
+    {{ target_relation }}{{ ' version as of ' ~ version if version is not none else '' }}
+{%- endmacro %}
+
+
+{#- Stage 1 of the change rows: each key's source row and open row side by side (a full outer
+    join), kept only for the keys with a change, each side as a struct (`source_data`,
+    `snapshotted_data`) so that stage 2 reads them with the same names. -#}
+{% macro snapshot_changed_keys_sql(strategy, source_sql, target_relation, plan, target_version=none) -%}
+    with snapshot_query as (
+
+        {{ source_sql }}
+
+    ),
+
+    snapshotted_data as (
+
+        select *, {{ unique_key_fields(strategy.unique_key) }}
+        from {{ spark_cdc.snapshot_target_as_of(target_relation, target_version) }}
+        where {{ spark_cdc.snapshot_row_is_open('', plan.columns) }}
+
+    ),
+
+    source_data as (
+
+        select
+            *,
+            {{ unique_key_fields(strategy.unique_key) }},
+            {{ strategy.updated_at }} as {{ plan.columns.dbt_updated_at }},
+            {{ get_dbt_valid_to_current(strategy, plan.columns) }}
+        from snapshot_query
+
+    )
+
+    select struct(source_data.*) as source_data, struct(snapshotted_data.*) as snapshotted_data
+    from source_data
+    full outer join snapshotted_data
+        on {{ unique_key_join_on(strategy.unique_key, "snapshotted_data", "source_data") }}
+    where {% for branch in plan.branches %}({{ branch.when }}){{ ' or ' if not loop.last }}{% endfor %}
+{%- endmacro %}
+
+
+{#- Stage 2 of the change rows: the rows of each changed key (`changed_keys`, stage 1). -#}
+{% macro snapshot_change_rows_sql(strategy, target_relation, plan, changed_keys, target_version=none) -%}
+    {%- set columns = plan.columns -%}
+    {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
+    {%- set new_record = strategy.hard_deletes == 'new_record' -%}
+    {%- set process_id = spark_cdc.snapshot_process_id() -%}
+    {%- set output = ['dbt_change_type'] + plan.source_names + [
+        columns.dbt_updated_at, columns.dbt_valid_from, columns.dbt_valid_to, columns.dbt_scd_id]
+        + ([columns.dbt_is_deleted] if new_record else [])
+        + [meta.insert_process_id, meta.inserted_at, meta.close_process_id, meta.closed_at, meta.valid_to_high] -%}
+
+    {%- if strategy.hard_deletes == 'invalidate' %}
+
+    returning_keys as (
+
+        {#- [spark_cdc] changed keys without an open row: only they need their last close -#}
+        select {% for key in plan.key_names %}source_data.{{ key }} as {{ key }}{{ ', ' if not loop.last }}{% endfor %}
+        from {{ changed_keys }}
+        where not {{ plan.has_open }}
+
+    ),
+
+    closed_rows as (
+
+        select {{ unique_key_fields(strategy.unique_key) }}, {{ columns.dbt_valid_to }}
+        from {{ spark_cdc.snapshot_target_as_of(target_relation, target_version) }}
+        where not {{ spark_cdc.snapshot_row_is_open('', columns) }}
+
+    ),
+
+    last_closed as (
+
+        select
+            {% for key in plan.key_names %}closed_rows.{{ key }}, {% endfor -%}
+            max(closed_rows.{{ columns.dbt_valid_to }}) as dbt_snapshot_closed_at
+        from closed_rows
+        left semi join returning_keys
+            on {{ unique_key_join_on(strategy.unique_key, "returning_keys", "closed_rows") }}
+        group by {% for key in plan.key_names %}{{ loop.index }}{{ ', ' if not loop.last }}{% endfor %}
+
+    ),
     {%- endif %}
 
     change_rows as (
 
         select filter(array(
-            {%- for branch in branches %}
+            {%- for branch in plan.branches %}
             case when {{ branch.when }} then named_struct(
                 'dbt_change_type', '{{ branch.type }}',
-                {%- for name in source_names %}
+                {%- for name in plan.source_names %}
                 '{{ name | replace("'", "\\'") }}', {{ branch['values'][name] }},
                 {%- endfor %}
                 '{{ columns.dbt_updated_at }}', {{ branch.updated_at }},
@@ -184,50 +215,101 @@
                 '{{ columns.dbt_is_deleted }}', {{ branch.is_deleted }},
                 {%- endif %}
                 '{{ meta.insert_process_id }}', {{ process_id if branch.opened else 'cast(null as string)' }},
-                '{{ meta.inserted_at }}', {{ now if branch.opened else 'cast(null as timestamp)' }},
+                '{{ meta.inserted_at }}', {{ plan.now if branch.opened else 'cast(null as timestamp)' }},
                 '{{ meta.close_process_id }}', {{ 'cast(null as string)' if branch.opened else process_id }},
-                '{{ meta.closed_at }}', {{ 'cast(null as timestamp)' if branch.opened else now }},
-                '{{ meta.valid_to_high }}', {{ high if branch.opened else branch.valid_to }}
+                '{{ meta.closed_at }}', {{ 'cast(null as timestamp)' if branch.opened else plan.now }},
+                '{{ meta.valid_to_high }}', {{ plan.high if branch.opened else branch.valid_to }}
             ) end{{ ',' if not loop.last }}
             {%- endfor %}
         ), change -> change is not null) as changes
-        from insertions_source_data as source_data
-        full outer join snapshotted_data
-            on {{ unique_key_join_on(strategy.unique_key, "snapshotted_data", "source_data") }}
-        {%- if hard_deletes == 'invalidate' %}
+        from {{ changed_keys }}
+        {%- if strategy.hard_deletes == 'invalidate' %}
         left outer join last_closed
             on {{ unique_key_join_on(strategy.unique_key, "last_closed", "source_data") }}
         {%- endif %}
-        {#- only the keys with a change: the per-row structs are built for them alone #}
-        where {% for branch in branches %}({{ branch.when }}){{ ' or ' if not loop.last }}{% endfor %}
+
+    ),
+
+    change_row_values as (
+
+        select inline(changes)
+        from change_rows
 
     )
 
-    select inline(changes)
-    from change_rows
+    {#- the strategy's dbt_scd_id of a new version, from the source's own columns (named as in
+        the source here): hashed for the change rows only -#}
+    select
+        {%- for name in output %}
+        {%- if name == columns.dbt_scd_id %}
+        coalesce(
+            {{ adapter.quote(name) }},
+            case when dbt_change_type = 'insert' then {{ strategy.scd_id }} end
+        ) as {{ adapter.quote(name) }}{{ ',' if not loop.last }}
+        {%- else %}
+        {{ adapter.quote(name) }}{{ ',' if not loop.last }}
+        {%- endif %}
+        {%- endfor %}
+    from change_row_values
+{%- endmacro %}
 
+
+{#-
+    The change rows of a snapshot run: the rows to insert ('insert') and the open rows to close
+    ('update', 'delete'), read by spark__snapshot_merge_sql. One query (stage 1 as a CTE); a
+    cached run computes the two stages as two cached relations instead (snapshot_cache_changes).
+
+    Follows dbt's default__snapshot_staging_table (dbt-adapters 1.24.5) and keeps its change
+    detection (strategy.row_changed) untouched. Departures, marked [spark_cdc] below:
+    - operational metadata columns on every row: process id and processing time of the insert or
+      of the close, and the high end date (snapshot_metadata.sql);
+    - validity windows never overlap: a new version starts at its updated_at, unless that is not
+      after the start of the key's open version or, with hard_deletes: invalidate, after the close
+      of its last version (a key restored with its old updated_at); then it starts at the
+      processing time of this run (or that start/close if later), and its dbt_scd_id is derived
+      from that start so it cannot collide with an earlier version. A row closed by a hard delete
+      ends at the processing time, or at its own start if that is later;
+    - new_record deletion rows copy the source columns of the deleted row, matched by name
+      case-insensitively (dbt-adapters#1401), and dbt_is_deleted is a boolean;
+    - the output lists its columns: the dbt_unique_key helper columns are not part of it, so they
+      cannot leak into the snapshot table (dbt-adapters#2101);
+    - one join of the source with the open rows (full outer) finds every changed key, instead of
+      one join per kind of change; the change rows and their dbt_scd_id hashes are computed for
+      those keys only, and the last close of a key (hard_deletes: invalidate) only for the
+      changed keys that have no open row.
+-#}
+{% macro snapshot_changes_sql(strategy, source_sql, target_relation, plan=none) -%}
+    {%- set plan = plan or spark_cdc.snapshot_change_plan(strategy, source_sql, target_relation) -%}
+    with changed_keys as (
+
+        {{ spark_cdc.snapshot_changed_keys_sql(strategy, source_sql, target_relation, plan) | indent(8) }}
+
+    ),
+    {{ spark_cdc.snapshot_change_rows_sql(strategy, target_relation, plan, 'changed_keys') }}
 {%- endmacro %}
 
 {#-
     The staging of a snapshot run, read by spark__snapshot_merge_sql.
 
     [spark_cdc] The guard rails run first (one pass over the query, snapshot_metadata.sql). For a
-    Delta snapshot the change rows (snapshot_changes_sql) are then computed once into the
-    session's cache (snapshot_cached_changes.sql), and the MERGE reads them there: the source is
-    read and joined with the open rows once per run, and a run with no change merges nothing.
+    Delta snapshot the change rows are then computed once into the session's cache, in two
+    stages (snapshot_cached_changes.sql), and the MERGE reads them there: the source is read and
+    joined with the open rows once per run, and a run with no change merges nothing.
     The staging view dbt-spark builds from this select is then only described (its columns),
     never read.
 -#}
 {% macro spark__snapshot_staging_table(strategy, source_sql, target_relation) -%}
     {%- do spark_cdc.snapshot_assert_updated_at_type(strategy, source_sql) -%}
     {%- do spark_cdc.snapshot_assert_source(strategy, source_sql, check_not_empty=true) -%}
-    {%- set changes = spark_cdc.snapshot_changes_sql(strategy, source_sql, target_relation) -%}
     {%- if spark_cdc.snapshot_caches_changes() -%}
         {#- before the cache: a table change after it would invalidate the cached rows -#}
         {%- do spark_cdc.snapshot_ensure_deletion_vectors(target_relation) -%}
-        {%- do spark_cdc.snapshot_cache_changes(changes, target_relation) -%}
     {%- endif -%}
-    {{ return(changes) }}
+    {%- set plan = spark_cdc.snapshot_change_plan(strategy, source_sql, target_relation) -%}
+    {%- if spark_cdc.snapshot_caches_changes() -%}
+        {%- do spark_cdc.snapshot_cache_changes(strategy, source_sql, target_relation, plan) -%}
+    {%- endif -%}
+    {{ return(spark_cdc.snapshot_changes_sql(strategy, source_sql, target_relation, plan)) }}
 {%- endmacro %}
 
 
