@@ -34,7 +34,8 @@
 
 {#- Compute the change rows once into the session's cache (CACHE TABLE is eager: the source is
     read and joined with the open rows here, and never again in this run): the changed keys
-    (stage 1), then their change rows (stage 2). Both read the snapshot table as of its version
+    (stage 1), then their change rows (stage 2; the closed rows are read only when a changed key
+    has no open row). Both read the snapshot table as of its version
     now, so the MERGE's commit leaves them as they are. -#}
 {% macro snapshot_cache_changes(strategy, source_sql, target_relation, plan) %}
     {%- set version = spark_cdc.snapshot_table_version(target_relation) -%}
@@ -44,9 +45,11 @@
         cache table {{ keys }} as
         {{ spark_cdc.snapshot_changed_keys_sql(strategy, source_sql, target_relation, plan, version) }}
     {%- endcall -%}
+    {%- set find_last_closed = strategy.hard_deletes == 'invalidate' and run_query(
+        'select count(*) from ' ~ keys ~ ' where not ' ~ plan.has_open).rows[0][0] > 0 -%}
     {%- call statement('snapshot_cache_changes') -%}
         cache table {{ changes }} as
-        with {{ spark_cdc.snapshot_change_rows_sql(strategy, target_relation, plan, keys, version) }}
+        {{ spark_cdc.snapshot_change_rows_sql(strategy, target_relation, plan, keys, version, find_last_closed) }}
     {%- endcall -%}
 {% endmacro %}
 

@@ -106,7 +106,30 @@
     {{ return({
         'columns': columns, 'now': now, 'key_names': key_names, 'source_names': source_names,
         'high': spark_cdc.snapshot_high_end_value(valid_from_type), 'branches': branches,
-        'has_source': has_source, 'has_open': has_open}) }}
+        'has_source': has_source, 'has_open': has_open,
+        'open_row_columns': spark_cdc.snapshot_columns_read(target_columns, branches)}) }}
+{%- endmacro %}
+
+
+{#- The snapshot table's columns that the change rows read from an open row (`snapshotted_data.<name>`
+    in a branch), so that stage 1 carries only them through its join. -#}
+{% macro snapshot_columns_read(target_columns, branches) -%}
+    {%- set texts = [] -%}
+    {%- for branch in branches -%}
+        {%- for part in ('when', 'updated_at', 'valid_from', 'valid_to', 'scd_id', 'is_deleted') -%}
+            {%- do texts.append(branch[part]) -%}
+        {%- endfor -%}
+        {%- do texts.append(branch['values'].values() | join(' ')) -%}
+    {%- endfor -%}
+    {%- set text = texts | join(' ') -%}
+    {%- set read = [] -%}
+    {%- for column in target_columns -%}
+        {%- set pattern = 'snapshotted_data\\.`?' ~ modules.re.escape(column.name) ~ '(?![A-Za-z0-9_])' -%}
+        {%- if modules.re.search(pattern, text, modules.re.IGNORECASE) -%}
+            {%- do read.append(column.name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(read) }}
 {%- endmacro %}
 
 
@@ -130,7 +153,9 @@
 
     snapshotted_data as (
 
-        select *, {{ unique_key_fields(strategy.unique_key) }}
+        select
+            {% for name in plan.open_row_columns %}{{ adapter.quote(name) }}, {% endfor -%}
+            {{ unique_key_fields(strategy.unique_key) }}
         from {{ spark_cdc.snapshot_target_as_of(target_relation, target_version) }}
         where {{ spark_cdc.snapshot_row_is_open('', plan.columns) }}
 
@@ -156,7 +181,9 @@
 
 
 {#- Stage 2 of the change rows: the rows of each changed key (`changed_keys`, stage 1). -#}
-{% macro snapshot_change_rows_sql(strategy, target_relation, plan, changed_keys, target_version=none) -%}
+{#- `find_last_closed`: false when no changed key lacks an open row (known from the cached stage 1):
+    the closed rows are then not read at all. -#}
+{% macro snapshot_change_rows_sql(strategy, target_relation, plan, changed_keys, target_version=none, find_last_closed=true) -%}
     {%- set columns = plan.columns -%}
     {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
     {%- set new_record = strategy.hard_deletes == 'new_record' -%}
@@ -166,82 +193,12 @@
         + ([columns.dbt_is_deleted] if new_record else [])
         + [meta.insert_process_id, meta.inserted_at, meta.close_process_id, meta.closed_at, meta.valid_to_high] -%}
 
-    {%- if strategy.hard_deletes == 'invalidate' %}
-
-    returning_keys as (
-
-        {#- [spark_cdc] changed keys without an open row: only they need their last close -#}
-        select {% for key in plan.key_names %}source_data.{{ key }} as {{ key }}{{ ', ' if not loop.last }}{% endfor %}
-        from {{ changed_keys }}
-        where not {{ plan.has_open }}
-
-    ),
-
-    closed_rows as (
-
-        select {{ unique_key_fields(strategy.unique_key) }}, {{ columns.dbt_valid_to }}
-        from {{ spark_cdc.snapshot_target_as_of(target_relation, target_version) }}
-        where not {{ spark_cdc.snapshot_row_is_open('', columns) }}
-
-    ),
-
-    last_closed as (
-
-        select
-            {% for key in plan.key_names %}closed_rows.{{ key }}, {% endfor -%}
-            max(closed_rows.{{ columns.dbt_valid_to }}) as dbt_snapshot_closed_at
-        from closed_rows
-        left semi join returning_keys
-            on {{ unique_key_join_on(strategy.unique_key, "returning_keys", "closed_rows") }}
-        group by {% for key in plan.key_names %}{{ loop.index }}{{ ', ' if not loop.last }}{% endfor %}
-
-    ),
-    {%- endif %}
-
-    change_rows as (
-
-        select filter(array(
-            {%- for branch in plan.branches %}
-            case when {{ branch.when }} then named_struct(
-                'dbt_change_type', '{{ branch.type }}',
-                {%- for name in plan.source_names %}
-                '{{ name | replace("'", "\\'") }}', {{ branch['values'][name] }},
-                {%- endfor %}
-                '{{ columns.dbt_updated_at }}', {{ branch.updated_at }},
-                '{{ columns.dbt_valid_from }}', {{ branch.valid_from }},
-                '{{ columns.dbt_valid_to }}', {{ branch.valid_to }},
-                '{{ columns.dbt_scd_id }}', {{ branch.scd_id }},
-                {%- if new_record %}
-                '{{ columns.dbt_is_deleted }}', {{ branch.is_deleted }},
-                {%- endif %}
-                '{{ meta.insert_process_id }}', {{ process_id if branch.opened else 'cast(null as string)' }},
-                '{{ meta.inserted_at }}', {{ plan.now if branch.opened else 'cast(null as timestamp)' }},
-                '{{ meta.close_process_id }}', {{ 'cast(null as string)' if branch.opened else process_id }},
-                '{{ meta.closed_at }}', {{ 'cast(null as timestamp)' if branch.opened else plan.now }},
-                '{{ meta.valid_to_high }}', {{ plan.high if branch.opened else branch.valid_to }}
-            ) end{{ ',' if not loop.last }}
-            {%- endfor %}
-        ), change -> change is not null) as changes
-        from {{ changed_keys }}
-        {%- if strategy.hard_deletes == 'invalidate' %}
-        left outer join last_closed
-            on {{ unique_key_join_on(strategy.unique_key, "last_closed", "source_data") }}
-        {%- endif %}
-
-    ),
-
-    change_row_values as (
-
-        select inline(changes)
-        from change_rows
-
-    )
-
-    {#- the strategy's dbt_scd_id of a new version, from the source's own columns (named as in
-        the source here): hashed for the change rows only -#}
+    {#- nested queries, not CTEs: Spark does not use a cached `changed_keys` that a CTE reads -#}
     select
         {%- for name in output %}
         {%- if name == columns.dbt_scd_id %}
+        {#- the strategy's dbt_scd_id of a new version, from the source's own columns (named as
+            in the source here): hashed for the change rows only #}
         coalesce(
             {{ adapter.quote(name) }},
             case when dbt_change_type = 'insert' then {{ strategy.scd_id }} end
@@ -250,7 +207,63 @@
         {{ adapter.quote(name) }}{{ ',' if not loop.last }}
         {%- endif %}
         {%- endfor %}
-    from change_row_values
+    from (
+        select inline(changes)
+        from (
+            select filter(array(
+                {%- for branch in plan.branches %}
+                case when {{ branch.when }} then named_struct(
+                    'dbt_change_type', '{{ branch.type }}',
+                    {%- for name in plan.source_names %}
+                    '{{ name | replace("'", "\\'") }}', {{ branch['values'][name] }},
+                    {%- endfor %}
+                    '{{ columns.dbt_updated_at }}', {{ branch.updated_at }},
+                    '{{ columns.dbt_valid_from }}', {{ branch.valid_from }},
+                    '{{ columns.dbt_valid_to }}', {{ branch.valid_to }},
+                    '{{ columns.dbt_scd_id }}', {{ branch.scd_id }},
+                    {%- if new_record %}
+                    '{{ columns.dbt_is_deleted }}', {{ branch.is_deleted }},
+                    {%- endif %}
+                    '{{ meta.insert_process_id }}', {{ process_id if branch.opened else 'cast(null as string)' }},
+                    '{{ meta.inserted_at }}', {{ plan.now if branch.opened else 'cast(null as timestamp)' }},
+                    '{{ meta.close_process_id }}', {{ 'cast(null as string)' if branch.opened else process_id }},
+                    '{{ meta.closed_at }}', {{ 'cast(null as timestamp)' if branch.opened else plan.now }},
+                    '{{ meta.valid_to_high }}', {{ plan.high if branch.opened else branch.valid_to }}
+                ) end{{ ',' if not loop.last }}
+                {%- endfor %}
+            ), change -> change is not null) as changes
+            from {{ changed_keys }}
+            {% if strategy.hard_deletes == 'invalidate' -%}
+            {#- [spark_cdc] the last close of the changed keys without an open row #}
+            left outer join (
+                {%- if not find_last_closed %}
+                select
+                    {% for key in plan.key_names %}source_data.{{ key }} as {{ key }}, {% endfor -%}
+                    cast(null as timestamp) as dbt_snapshot_closed_at
+                from {{ changed_keys }}
+                where false
+                {%- else %}
+                select
+                    {% for key in plan.key_names %}closed_rows.{{ key }}, {% endfor -%}
+                    max(closed_rows.{{ columns.dbt_valid_to }}) as dbt_snapshot_closed_at
+                from (
+                    select {{ unique_key_fields(strategy.unique_key) }}, {{ columns.dbt_valid_to }}
+                    from {{ spark_cdc.snapshot_target_as_of(target_relation, target_version) }}
+                    where not {{ spark_cdc.snapshot_row_is_open('', columns) }}
+                ) as closed_rows
+                left semi join (
+                    select {% for key in plan.key_names %}source_data.{{ key }} as {{ key }}{{ ', ' if not loop.last }}{% endfor %}
+                    from {{ changed_keys }}
+                    where not {{ plan.has_open }}
+                ) as returning_keys
+                    on {{ unique_key_join_on(strategy.unique_key, "returning_keys", "closed_rows") }}
+                group by {% for key in plan.key_names %}{{ loop.index }}{{ ', ' if not loop.last }}{% endfor %}
+                {%- endif %}
+            ) as last_closed
+                on {{ unique_key_join_on(strategy.unique_key, "last_closed", "source_data") }}
+            {%- endif %}
+        ) as change_rows
+    ) as change_row_values
 {%- endmacro %}
 
 
@@ -284,7 +297,8 @@
 
         {{ spark_cdc.snapshot_changed_keys_sql(strategy, source_sql, target_relation, plan) | indent(8) }}
 
-    ),
+    )
+
     {{ spark_cdc.snapshot_change_rows_sql(strategy, target_relation, plan, 'changed_keys') }}
 {%- endmacro %}
 
