@@ -171,3 +171,25 @@ def test_the_merge_matches_open_rows_only_so_files_of_closed_rows_are_skipped():
     )
     assert "using s.snap__dbt_tmp as DBT_INTERNAL_SOURCE" in sql
     assert "insert (`id`, `dbt_scd_id`) values ( DBT_INTERNAL_SOURCE.`id`," in sql
+
+
+def test_stage_one_carries_only_the_open_row_columns_the_change_rows_read():
+    macros = Macros("snapshots/snapshot_staging_table.sql")
+    target = [_Column(name, "string") for name in ("id", "id_2", "Name", "dbt_valid_from", "note")]
+    branches = [
+        {
+            "when": "snapshotted_data.dbt_valid_from < source_data.updated_at",
+            "updated_at": "source_data.updated_at",
+            "valid_from": "greatest(now, snapshotted_data.DBT_VALID_FROM)",
+            "valid_to": "null",
+            "scd_id": "snapshotted_data.dbt_scd_id",
+            "is_deleted": "false",
+            # `id` read, `id_2` not (a longer name that starts like it); `Name` read quoted
+            "values": {
+                "id": "snapshotted_data.id",
+                "note": "source_data.`note`",
+                "Name": "snapshotted_data.`name`",
+            },
+        }
+    ]
+    assert macros.snapshot_columns_read(target, branches) == ["id", "Name", "dbt_valid_from"]

@@ -45,11 +45,18 @@
         cache table {{ keys }} as
         {{ spark_cdc.snapshot_changed_keys_sql(strategy, source_sql, target_relation, plan, version) }}
     {%- endcall -%}
-    {%- set find_last_closed = strategy.hard_deletes == 'invalidate' and run_query(
-        'select count(*) from ' ~ keys ~ ' where not ' ~ plan.has_open).rows[0][0] > 0 -%}
+    {%- set find_last_closed = false -%}
+    {%- set closed_since = none -%}
+    {%- if strategy.hard_deletes == 'invalidate' -%}
+        {%- set returning = run_query(
+            'select count(*), cast(min(source_data.' ~ plan.columns.dbt_updated_at ~ ') as string) from '
+            ~ keys ~ ' where not ' ~ plan.has_open).rows[0] -%}
+        {%- set find_last_closed = returning[0] > 0 and returning[1] is not none -%}
+        {%- set closed_since = returning[1] -%}
+    {%- endif -%}
     {%- call statement('snapshot_cache_changes') -%}
         cache table {{ changes }} as
-        {{ spark_cdc.snapshot_change_rows_sql(strategy, target_relation, plan, keys, version, find_last_closed) }}
+        {{ spark_cdc.snapshot_change_rows_sql(strategy, target_relation, plan, keys, version, find_last_closed, closed_since) }}
     {%- endcall -%}
 {% endmacro %}
 
@@ -61,11 +68,9 @@
 {% macro spark__post_snapshot(staging_relation) %}
     {%- do adapter.drop_relation(staging_relation) -%}
     {%- if spark_cdc.snapshot_caches_changes() -%}
+        {#- dropping a cached temporary view drops its cached rows too -#}
         {%- for part in ('changes', 'keys') -%}
             {%- set cached = spark_cdc.snapshot_cached_changes_relation(this, part) -%}
-            {%- call statement('snapshot_release_' ~ part) -%}
-                uncache table if exists {{ cached }}
-            {%- endcall -%}
             {%- call statement('snapshot_drop_' ~ part) -%}
                 drop view if exists {{ cached }}
             {%- endcall -%}

@@ -177,7 +177,8 @@
 {% macro snapshot_refuses_empty_source(strategy) %}
     {%- set allowed = config.get('snapshot_allow_empty_source', false)
         or var('snapshot_allow_empty_source', false) -%}
-    {{ return(strategy.hard_deletes in ('invalidate', 'new_record') and (allowed | string | lower) != 'true') }}
+    {%- set hard_deletes = strategy.hard_deletes in ('invalidate', 'new_record') -%}
+    {{ return(hard_deletes and (allowed | string | lower) != 'true') }}
 {% endmacro %}
 
 

@@ -68,7 +68,8 @@
     {%- set deleted_values = {} -%}
     {%- for name in source_names -%}
         {%- do source_values.update({name: 'source_data.' ~ adapter.quote(name)}) -%}
-        {%- do deleted_values.update({name: ('snapshotted_data.' if name | lower in target_names else 'source_data.') ~ adapter.quote(name)}) -%}
+        {%- set deleted_side = 'snapshotted_data.' if name | lower in target_names else 'source_data.' -%}
+        {%- do deleted_values.update({name: deleted_side ~ adapter.quote(name)}) -%}
     {%- endfor -%}
     {%- set branches = [] -%}
 
@@ -106,6 +107,7 @@
     {{ return({
         'columns': columns, 'now': now, 'key_names': key_names, 'source_names': source_names,
         'high': spark_cdc.snapshot_high_end_value(valid_from_type), 'branches': branches,
+        'valid_from_type': valid_from_type or 'timestamp',
         'has_source': has_source, 'has_open': has_open,
         'open_row_columns': spark_cdc.snapshot_columns_read(target_columns, branches)}) }}
 {%- endmacro %}
@@ -182,8 +184,14 @@
 
 {#- Stage 2 of the change rows: the rows of each changed key (`changed_keys`, stage 1). -#}
 {#- `find_last_closed`: false when no changed key lacks an open row (known from the cached stage 1):
-    the closed rows are then not read at all. -#}
-{% macro snapshot_change_rows_sql(strategy, target_relation, plan, changed_keys, target_version=none, find_last_closed=true) -%}
+    the closed rows are then not read at all. `closed_since`: the earliest updated_at of those keys
+    (text), when known: a close before it cannot move any of their versions (a version moves only
+    when its updated_at is not after the key's last close), so only closed rows ending at or after
+    it are read, and Delta skips the files of older history. -#}
+{% macro snapshot_change_rows_sql(
+    strategy, target_relation, plan, changed_keys,
+    target_version=none, find_last_closed=true, closed_since=none
+) -%}
     {%- set columns = plan.columns -%}
     {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
     {%- set new_record = strategy.hard_deletes == 'new_record' -%}
@@ -250,6 +258,9 @@
                     select {{ unique_key_fields(strategy.unique_key) }}, {{ columns.dbt_valid_to }}
                     from {{ spark_cdc.snapshot_target_as_of(target_relation, target_version) }}
                     where not {{ spark_cdc.snapshot_row_is_open('', columns) }}
+                    {%- if closed_since is not none %}
+                        and {{ columns.dbt_valid_to }} >= cast('{{ closed_since }}' as {{ plan.valid_from_type }})
+                    {%- endif %}
                 ) as closed_rows
                 left semi join (
                     select {% for key in plan.key_names %}source_data.{{ key }} as {{ key }}{{ ', ' if not loop.last }}{% endfor %}
