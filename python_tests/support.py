@@ -12,6 +12,31 @@ from typing import Any
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+# The README, then the docs pages in the order the README lists them (the order their command
+# blocks run in).
+DOC_PAGES = [
+    PROJECT_DIR / "README.md",
+    *(
+        PROJECT_DIR / "docs" / f"{name}.md"
+        for name in (
+            "targets-and-engine",
+            "snapshots",
+            "use-in-your-project",
+            "change-events",
+            "hash-cdc",
+            "schema-drift",
+            "bad-input-and-recovery",
+            "generators",
+            "benchmarks",
+            "development",
+        )
+    ),
+]
+
+
+def docs_text() -> str:
+    """The README and every docs page, one after the other."""
+    return "\n".join(page.read_text() for page in DOC_PAGES)
 
 
 def copy_project(destination: Path) -> Path:

@@ -14,7 +14,7 @@ import time
 import psutil
 import pytest
 from servers import run_engine_suite, suite_passed
-from support import PROJECT_DIR, command_env, run_command
+from support import PROJECT_DIR, command_env, docs_text, run_command
 
 from spark_cdc import engine
 from spark_cdc.dbt_invoke import copy_project
@@ -160,7 +160,7 @@ def test_an_idle_engine_stops_by_itself_and_releases_its_home(tmp_path):
 
 
 def test_the_readme_engine_commands_as_written(tmp_path):
-    readme = (PROJECT_DIR / "README.md").read_text()
+    readme = docs_text()
     block = readme.split("<!-- readme-engine-test -->\n```bash\n", 1)[1].split("```", 1)[0]
     project = copy_project(tmp_path / "spark_cdc", PROJECT_DIR)
     env = command_env(

@@ -1,11 +1,12 @@
-"""Every command of the README's marked blocks, run exactly as written, in document order.
+"""Every command of the marked blocks of the README and docs pages, run exactly as written, in
+document order.
 
-A block marked ``<!-- readme-test: NAME -->`` is run line by line (a ``\\`` continues a line): the
-words are split as a shell would split them, ``dbt ...`` runs in this process (dbtRunner, on the
-shared session) and ``spark-cdc ...`` through the command line's own entry point. A command
-followed by ``# fails: TEXT`` must fail with TEXT in its message. The commands run from a copy of
-the project whose ``.spark_cdc`` is this test process's SPARK_CDC_HOME, as "Commands by hand"
-sets it up.
+A block marked ``<!-- readme-test: NAME -->`` is run line by line (a ``\\`` continues a line):
+the words are split as a shell would split them (``$NAME`` expanded), ``dbt ...`` runs in this
+process (dbtRunner, on the shared session) and ``spark-cdc ...`` through the command line's own
+entry point. A command followed by ``# fails: TEXT`` must fail with TEXT in its message. The
+commands run from a copy of the project whose ``.spark_cdc`` is this test process's
+SPARK_CDC_HOME, as "Commands by hand" sets it up.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from support import PROJECT_DIR, copy_project, messages
+from support import DOC_PAGES, copy_project, messages
 
 from spark_cdc.cli import main as spark_cdc
 from spark_cdc.dbt_invoke import run_dbt
@@ -25,10 +26,10 @@ from spark_cdc.main_job import CHANGE_EVENT_TABLES, EXAMPLE_SNAPSHOTS, HASH_CDC_
 MARKER = re.compile(r"<!-- readme-test: ([\w-]+) -->\s*```bash\n(.*?)```", re.DOTALL)
 
 
-def readme_blocks(readme: Path = PROJECT_DIR / "README.md") -> list[tuple[str, list[str]]]:
+def readme_blocks(pages: list[Path] = DOC_PAGES) -> list[tuple[str, list[str]]]:
     """(name, command lines) of each marked block, in document order."""
     blocks = []
-    for name, body in MARKER.findall(readme.read_text()):
+    for name, body in MARKER.findall("\n".join(page.read_text() for page in pages)):
         lines = body.replace("\\\n", " ").splitlines()
         blocks.append((name, [line.strip() for line in lines if line.strip()]))
     return blocks
@@ -60,7 +61,7 @@ def workdir(spark, spark_home, tmp_path_factory):
 
 def _run(line: str, project: Path, capsys) -> tuple[bool, str]:
     command = line.partition("  # ")[0]
-    words = shlex.split(command)
+    words = [os.path.expandvars(word) for word in shlex.split(command)]
     if words[0] == "dbt":
         result = run_dbt(words[1:], project_dir=project, expect_success=False)
         return result.success, messages(result) + str(result.exception or "")
@@ -73,7 +74,7 @@ def _run(line: str, project: Path, capsys) -> tuple[bool, str]:
 
 def test_the_readme_has_marked_blocks():
     names = [name for name, _ in BLOCKS]
-    assert {"hash-cdc-dates", "recover-snapshot", "recover-hash-cdc"} <= set(names)
+    assert {"hash-cdc-dates", "recover-snapshot", "recover-hash-cdc", "generators"} <= set(names)
     assert all(lines for _, lines in BLOCKS)
 
 

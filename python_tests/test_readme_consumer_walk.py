@@ -1,5 +1,6 @@
-"""The README's consumer-project walk, run exactly as written with bash, from a copy of this
-project (the team's project is created beside it, on its own embedded runtime and home)."""
+"""The consumer-project walk (docs/use-in-your-project.md), run exactly as written with bash,
+from a copy of this project (the team's project is created beside it, on its own embedded
+runtime and home)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ import re
 import sys
 from pathlib import Path
 
-from support import PROJECT_DIR, command_env, copy_project, run_command
+from support import command_env, copy_project, docs_text, run_command
 
 MARKER = re.compile(r"<!-- readme-consumer-walk -->\s*```bash\n(.*?)```", re.DOTALL)
 
 
 def test_the_consumer_walk_runs_as_written(tmp_path):
-    (block,) = MARKER.findall((PROJECT_DIR / "README.md").read_text())
+    (block,) = MARKER.findall(docs_text())
     checkout = copy_project(tmp_path / "spark_cdc")
     (checkout / ".venv").symlink_to(Path(sys.executable).parents[1])
     env = command_env(drop=("SPARK_CDC_", "DBT_", "PYSPARK_"), profiles=None)

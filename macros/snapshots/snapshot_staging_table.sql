@@ -347,7 +347,7 @@
     - the guard rails (duplicate keys, an empty query with hard deletes, a text updated_at) run
       in spark__snapshot_staging_table, which dbt-spark's own version of this macro calls too:
       a project that installs spark_cdc as a package gets them through its dispatch order, and
-      this per-invocation view name with a one-line macro of its own (README).
+      this per-invocation view name with a one-line macro of its own (docs/use-in-your-project.md).
 -#}
 {% macro spark_build_snapshot_staging_table(strategy, sql, target_relation) %}
     {%- set run_suffix = (invocation_id | replace('-', ''))[:16] -%}

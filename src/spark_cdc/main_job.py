@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from spark_cdc.change_events.landing import (
     land_batch_files,
@@ -99,6 +100,13 @@ EXAMPLE_SNAPSHOTS = (
 )
 
 
+def _dbt(args: list[str]) -> Any:
+    """``dbt <args>`` for the main job: quiet (the job prints its own summary of each step; dbt
+    still prints errors), without colour codes unless the output is a terminal."""
+    colours = [] if sys.stdout.isatty() else ["--no-use-colors"]
+    return run_dbt([*args, "--quiet", *colours])
+
+
 def _step(title: str, action: Callable[[], str]) -> None:
     started = time.perf_counter()
     print(f"==> {title}", flush=True)
@@ -107,15 +115,15 @@ def _step(title: str, action: Callable[[], str]) -> None:
 
 
 def _dbt_summary(args: list[str]) -> str:
-    statuses = node_statuses(run_dbt(args))
+    statuses = node_statuses(_dbt(args))
     return ", ".join(f"{name}={status}" for name, status in statuses) or "done"
 
 
 def _snapshot_day(spark, day: int) -> str:
     """Show the example source as of ``day`` and snapshot it; summarize what each run changed."""
     day_vars = json.dumps({"source_day": day})
-    run_dbt(["run", "--select", "stg_customer_states", "--vars", day_vars])
-    run_dbt(["snapshot", "--select", *EXAMPLE_SNAPSHOTS, "--vars", day_vars])
+    _dbt(["run", "--select", "stg_customer_states", "--vars", day_vars])
+    _dbt(["snapshot", "--select", *EXAMPLE_SNAPSHOTS, "--vars", day_vars])
     invocation = last_invocation_id()
     lines = []
     for name in EXAMPLE_SNAPSHOTS:
@@ -161,7 +169,7 @@ def _generate_extracts() -> str:
 def _hash_cdc_day(spark, date: str) -> str:
     """dbt build of both datasets' models for one effective date; each run's summary row."""
     variables = json.dumps({"hash_cdc_effective_date": date})
-    run_dbt(["build", "--select", *HASH_CDC_MODELS, "--vars", variables, *THREADS])
+    _dbt(["build", "--select", *HASH_CDC_MODELS, "--vars", variables, *THREADS])
     lines = []
     for dataset in HASH_CDC_DATASETS:
         row = spark.sql(
@@ -221,7 +229,7 @@ def _change_event_delivery(spark, delivery: dict[str, slice]) -> str:
             batch_files(accounts, delivery["accounts"]),
         ),
     }
-    run_dbt(["build", "--select", *CHANGE_EVENT_MODELS, *THREADS])
+    _dbt(["build", "--select", *CHANGE_EVENT_MODELS, *THREADS])
     lines = []
     for source in CHANGE_EVENT_SOURCES:
         row = spark.sql(
@@ -273,7 +281,7 @@ def _change_event_check(spark) -> str:
         }
 
     incremental = current()
-    run_dbt(["build", "--select", *CHANGE_EVENT_MODELS, "--full-refresh", *THREADS])
+    _dbt(["build", "--select", *CHANGE_EVENT_MODELS, "--full-refresh", *THREADS])
     rebuilt = current()
     if incremental != expected or rebuilt != incremental:
         raise RuntimeError("change-event resolution does not match its reference")
@@ -304,7 +312,7 @@ def _schema_drift_delivery(spark, batch: int) -> str:
     generated, landing = _schema_drift_folders()
     name = f"batch_{batch:04d}"
     shutil.copytree(generated / name, landing / name)
-    run_dbt(["build", "--select", *SCHEMA_DRIFT_MODELS])
+    _dbt(["build", "--select", *SCHEMA_DRIFT_MODELS])
     rows = spark.sql(
         f"select * from {SCHEMA}.schema_drift__events_run_summary "
         f"where load_seq = (select max(load_seq) from {SCHEMA}.schema_drift__events_run_summary)"
@@ -348,7 +356,7 @@ def _schema_drift_check(spark) -> str:
         )
 
     incremental = state()
-    run_dbt(["build", "--select", *SCHEMA_DRIFT_MODELS, "--full-refresh"])
+    _dbt(["build", "--select", *SCHEMA_DRIFT_MODELS, "--full-refresh"])
     if state() != incremental:
         raise RuntimeError("the full refresh of the registry and silver tables differs")
     quarantine = spark.table(f"{SCHEMA}.schema_drift__events_quarantine")
@@ -430,7 +438,7 @@ def main() -> int:
 
 
 def _build_summary(args: list[str]) -> str:
-    statuses = node_statuses(run_dbt(args))
+    statuses = node_statuses(_dbt(args))
     counts: dict[str, int] = {}
     for _, status in statuses:
         counts[status] = counts.get(status, 0) + 1
@@ -438,7 +446,7 @@ def _build_summary(args: list[str]) -> str:
 
 
 def _docs(project: Path) -> str:
-    run_dbt(["docs", "generate"])
+    _dbt(["docs", "generate"])
     catalog = project / "target" / "catalog.json"
     return f"wrote {catalog} ({catalog.stat().st_size} bytes)"
 
