@@ -50,9 +50,10 @@ def dbt(dbt_project: Path):
     return dbt_invoker(dbt_project)
 
 
-# The longest files first (measured from a fresh clone; see README, Tests): pytest-xdist runs one
-# file per worker (--dist loadfile, --no-loadscope-reorder keeps this order), so the long ones
-# start early and the short ones fill in at the end instead of a long one running alone last.
+# The longest files first (measured from a fresh clone; see docs/development.md, Tests):
+# pytest-xdist runs one file per worker (--dist loadfile, --no-loadscope-reorder keeps this
+# order), so the long ones start early and the short ones fill in at the end instead of a long
+# one running alone last.
 LONGEST_FIRST = (
     "test_readme_commands.py",
     "test_rerun_idempotence.py",
@@ -66,6 +67,7 @@ LONGEST_FIRST = (
     "test_engine_homes.py",
     "test_snapshots_days.py",
     "test_readme_consumer_walk.py",
+    "test_docs_pages.py",
     "test_engine_cancel.py",
     "test_schema_drift_dbt.py",
     "test_dbt_cli.py",
