@@ -386,7 +386,10 @@ def main() -> int:
                 spark.sql(f"drop table if exists {SCHEMA}.{table.name}")
         for folder in _schema_drift_folders():
             shutil.rmtree(folder, ignore_errors=True)
-        return "dropped the demo tables: the demo replays from day 1"
+        # dbt's saved parse of the project: one left by a command under another profile or vars
+        # could lack the demo's nodes; the job parses afresh once, then dbt keeps it up to date.
+        (project_root() / "target" / "partial_parse.msgpack").unlink(missing_ok=True)
+        return "dropped the demo tables and dbt's saved parse: the demo replays from day 1"
 
     _step("reset", reset)
     _step("dbt seed", lambda: _dbt_summary(["seed"]))
