@@ -28,3 +28,17 @@ def test_seed_snapshot_python_model_and_docs(spark, dbt, dbt_project):
     catalog = json.loads((dbt_project / "target" / "catalog.json").read_text())
     assert "snapshot.spark_cdc.customers_snapshot" in catalog["nodes"]
     assert "model.spark_cdc.customers_by_segment" in catalog["nodes"]
+
+    # Every column of every node the catalog lists is described (docs site): the manifest's
+    # description of the node's column, by name whatever its case.
+    manifest = json.loads((dbt_project / "target" / "manifest.json").read_text())
+    undescribed = [
+        f"{unique_id}.{column}"
+        for unique_id, node in catalog["nodes"].items()
+        for column in node["columns"]
+        if not {
+            name.lower(): entry.get("description", "").strip()
+            for name, entry in manifest["nodes"][unique_id]["columns"].items()
+        }.get(column.lower())
+    ]
+    assert undescribed == []
