@@ -1,25 +1,3 @@
-{#-
-    The change rows of a snapshot run: the rows to insert ('insert') and the open rows to close
-    ('update', 'delete'), read by spark__snapshot_merge_sql.
-
-    Follows dbt's default__snapshot_staging_table (dbt-adapters 1.24.5) and keeps its change
-    detection (strategy.row_changed) untouched. Departures, marked [spark_cdc] below:
-    - operational metadata columns on every row: process id and processing time of the insert or
-      of the close, and the high end date (snapshot_metadata.sql);
-    - validity windows never overlap: a new version starts at its updated_at, unless that is not
-      after the start of the key's open version or, with hard_deletes: invalidate, after the close
-      of its last version (a key restored with its old updated_at); then it starts at the
-      processing time of this run (or that start/close if later), and its dbt_scd_id is derived
-      from that start so it cannot collide with an earlier version. A row closed by a hard delete
-      ends at the processing time, or at its own start if that is later;
-    - new_record deletion rows copy the source columns of the deleted row, matched by name
-      case-insensitively (dbt-adapters#1401), and dbt_is_deleted is a boolean;
-    - the output lists its columns: the dbt_unique_key helper columns are not part of it, so they
-      cannot leak into the snapshot table (dbt-adapters#2101);
-    - one join of the source with the open rows (full outer) gives every change row, instead of
-      one join per kind of change; the last close of a key (hard_deletes: invalidate) is read
-      only for the source keys that have no open row.
--#}
 {#- The names and branches shared by both stages of the change rows: the key helper columns,
     the source's column names, and per kind of change ('insert', 'update', 'delete') the
     condition that makes a key produce it and the values of the row it produces. -#}
