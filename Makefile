@@ -9,15 +9,18 @@ export SPARK_CDC_HOME ?= $(CURDIR)/.spark_cdc
 export SPARK_CDC_TARGET ?= local
 export PYTHONHASHSEED ?= 0
 
-.PHONY: setup run test lint lint-sql lint-python pytest bench docs clean
+.PHONY: setup setup-browser run test lint lint-sql lint-python pytest bench docs clean
 
 setup:
 	@bash scripts/bootstrap.sh
 
+setup-browser:
+	@bash scripts/install_browser.sh
+
 run: setup
 	$(BIN)/python -m spark_cdc.main_job
 
-test: setup lint pytest
+test: setup setup-browser lint pytest
 
 lint: lint-python lint-sql
 

@@ -117,7 +117,11 @@ def _phases(log: Path, started: dt.datetime, seconds: float) -> dict:
 
 
 def _prepare(home: Path) -> None:
-    for args in (["seed"], ["run", "--select", "stg_customer_states"], ["snapshot"]):
+    for args in (
+        ["seed"],
+        ["run", "--select", "stg_customers", "stg_customer_states"],
+        ["snapshot"],
+    ):
         _dbt(home, "local", args)
 
 

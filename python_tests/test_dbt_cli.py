@@ -48,6 +48,7 @@ def test_seed_then_snapshot_then_python_model_in_separate_processes(dbt_project,
     target = ["--target-path", "target_cli"]
     _run(["dbt", "seed", "--select", "raw_customers", *target], dbt_project, cli_env)
     # A new process finds the seed through the persistent metastore and snapshots it.
+    _run(["dbt", "run", "--select", "stg_customers", *target], dbt_project, cli_env)
     _run(["dbt", "snapshot", "--select", "customers_snapshot", *target], dbt_project, cli_env)
     # A Python model runs through the plain CLI on the local target (session submission).
     out = _run(["dbt", "run", "--select", "customers_by_segment", *target], dbt_project, cli_env)

@@ -81,6 +81,7 @@ def test_generic_snapshot_tests_pass(dbt, days):
 
 
 def test_a_python_model(dbt, query, days):
+    dbt("run", "--select", "stg_customers")
     dbt("snapshot", "--select", "customers_snapshot")
     if SQL_ONLY:
         refused = dbt("run", "--select", "customers_by_segment", expect_success=False)

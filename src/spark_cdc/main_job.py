@@ -28,6 +28,7 @@ from spark_cdc.generators.debezium import SCHEMA as DEBEZIUM_SCHEMA
 from spark_cdc.generators.debezium import DebeziumSpec, write_debezium_stream
 from spark_cdc.generators.extracts import ExtractSpec, article_example, generate_extracts
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
+from spark_cdc.main_report import summary_table
 from spark_cdc.runtime import default_home
 from spark_cdc.targets import session_for
 
@@ -107,11 +108,17 @@ def _dbt(args: list[str]) -> Any:
     return run_dbt([*args, "--quiet", *colours])
 
 
+# (title, seconds) of every step run so far, for the closing table.
+STEPS: list[tuple[str, float]] = []
+
+
 def _step(title: str, action: Callable[[], str]) -> None:
     started = time.perf_counter()
     print(f"==> {title}", flush=True)
     summary = action()
-    print(f"    {summary} ({time.perf_counter() - started:.1f} s)", flush=True)
+    seconds = time.perf_counter() - started
+    STEPS.append((title, seconds))
+    print(f"    {summary} ({seconds:.1f} s)", flush=True)
 
 
 def _dbt_summary(args: list[str]) -> str:
@@ -416,8 +423,8 @@ def main() -> int:
         )
     _step("schema drift: check, then --full-refresh", lambda: _schema_drift_check(spark))
     _step(
-        "dbt snapshot (raw customers)",
-        lambda: _dbt_summary(["snapshot", "-s", "customers_snapshot"]),
+        "dbt snapshot (staged customers)",
+        lambda: _dbt_summary(["build", "-s", "stg_customers", "customers_snapshot"]),
     )
     _step(
         "dbt run (Python model)",
@@ -433,11 +440,15 @@ def main() -> int:
             ]
         ),
     )
+    _step("customers per segment (the Python model's table)", lambda: _segments(spark))
     _step("dbt docs generate", lambda: _docs(project))
-    rows = spark.table(f"{SCHEMA}.customers_by_segment").orderBy("segment").collect()
-    for row in rows:
-        print(f"    segment={row.segment} customers={row.customer_count}")
+    print("\n".join(["", *summary_table(STEPS)]), flush=True)
     return 0
+
+
+def _segments(spark) -> str:
+    rows = spark.table(f"{SCHEMA}.customers_by_segment").orderBy("segment").collect()
+    return ", ".join(f"{row.segment}={row.customer_count}" for row in rows)
 
 
 def _build_summary(args: list[str]) -> str:
