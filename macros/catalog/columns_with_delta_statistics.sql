@@ -60,3 +60,51 @@
     {%- set escaped = (text | string).replace('\\', '\\\\').replace("'", "\\'").replace('\n', '\\n') -%}
     {{- return("'" ~ escaped ~ "'") -}}
 {% endmacro %}
+
+{#
+  The relations of a schema, as dbt-spark lists them (`show table extended`). While
+  `dbt docs generate` runs, a Delta table whose listing carries its columns (one created with an
+  explicit column list, as the Python models' tables are: dbt-spark then reads the catalog from
+  this listing, not from `describe extended`) gets its real size and row count in the
+  "Statistics:" line, where the metastore says 0 rows and counts the bytes of every file the
+  table ever had. Every other command and relation gets the listing untouched.
+#}
+{% macro spark__list_relations_without_caching(relation) %}
+    {% call statement('list_relations_without_caching', fetch_result=True) -%}
+        show table extended in {{ relation.schema }} like '*'
+    {%- endcall %}
+    {% set listed = load_result('list_relations_without_caching').table %}
+    {% if invocation_args_dict.get('which') != 'generate' %}
+        {% do return(listed) %}
+    {% endif %}
+    {% set counted = [] %}
+    {% set rows = [] %}
+    {% for row in listed.rows %}
+        {% set information = row[3] | string %}
+        {% if 'Provider: delta' in information and '\n |-- ' in information
+            and '\nStatistics: ' in information %}
+            {% set table = '`' ~ row[0] ~ '`.`' ~ row[1] ~ '`' %}
+            {% set size_in_bytes = run_query('describe detail ' ~ table).columns['sizeInBytes'].values()[0] %}
+            {% set count = run_query('select count(*) from ' ~ table).columns[0].values()[0] %}
+            {% set information = modules.re.sub(
+                '(?m)^Statistics: .*$',
+                'Statistics: ' ~ size_in_bytes ~ ' bytes, ' ~ count ~ ' rows',
+                information
+            ) %}
+            {% do counted.append(table) %}
+        {% endif %}
+        {% do rows.append(
+            'select ' ~ spark_cdc.catalog_string_literal(row[0]) ~ ' as namespace, '
+            ~ spark_cdc.catalog_string_literal(row[1]) ~ ' as tableName, '
+            ~ (row[2] | string | lower) ~ ' as isTemporary, '
+            ~ spark_cdc.catalog_string_literal(information) ~ ' as information'
+        ) %}
+    {% endfor %}
+    {% if not counted %}
+        {% do return(listed) %}
+    {% endif %}
+    {% call statement('list_relations_with_row_counts', fetch_result=True) -%}
+        {{ rows | join('\nunion all\n') }}
+    {%- endcall %}
+    {% do return(load_result('list_relations_with_row_counts').table) %}
+{% endmacro %}
