@@ -424,7 +424,7 @@ def main() -> int:
     _step("schema drift: check, then --full-refresh", lambda: _schema_drift_check(spark))
     _step(
         "dbt snapshot (staged customers)",
-        lambda: _dbt_summary(["build", "-s", "stg_customers", "customers_snapshot"]),
+        lambda: _build_summary(["build", "-s", "stg_customers", "customers_snapshot"]),
     )
     _step(
         "dbt run (Python model)",
