@@ -21,20 +21,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from spark_cdc.change_events.casts import try_cast
+
 CHANGE_TYPES = ("insert", "update", "delete")
 EPOCH = datetime(1970, 1, 1)
 # Separators of the fingerprint's canonical text (control characters absent from real values).
 FIELD_SEP, ITEM_SEP, NULL_ITEM, NULL_FIELD = "\x1e", "\x1f", "\x00", "\x02"
-_PYTHON_CASTS = {
-    "int": int,
-    "integer": int,
-    "bigint": int,
-    "long": int,
-    "smallint": int,
-    "double": float,
-    "float": float,
-    "string": str,
-}
 
 
 class ChangeEventConfigError(ValueError):
@@ -132,15 +124,12 @@ class TargetSchema:
         return TargetSchema({**self.columns, **extra}, self.keys)
 
     def cast(self, column: str, text: str | None) -> Any:
-        """The typed value (plain-Python model of Spark's try_cast for the simple types).
+        """The typed value (change_events.casts: the plain-Python model of Spark's try_cast).
 
         Raises ValueError when the text does not cast."""
         if text is None:
             return None
-        caster = _PYTHON_CASTS.get(self.columns[column])
-        if caster is None:
-            raise NotImplementedError(f"no Python model of casts to {self.columns[column]}")
-        return caster(text)
+        return try_cast(text, self.columns[column])
 
 
 def first_occurrences(names: tuple[str, ...], values: tuple[str | None, ...]) -> dict:
