@@ -24,6 +24,8 @@ from typing import Any
 from spark_cdc.change_events.casts import try_cast
 
 CHANGE_TYPES = ("insert", "update", "delete")
+# Trimmed around a change type (ASCII whitespace; Spark's trim() alone removes only spaces).
+CHANGE_TYPE_PADDING = " \t\n\r\f\v"
 EPOCH = datetime(1970, 1, 1)
 # Separators of the fingerprint's canonical text (control characters absent from real values).
 FIELD_SEP, ITEM_SEP, NULL_ITEM, NULL_FIELD = "\x1e", "\x1f", "\x00", "\x02"
@@ -140,6 +142,11 @@ def first_occurrences(names: tuple[str, ...], values: tuple[str | None, ...]) ->
     return mapping
 
 
+def change_kind(change_type: str | None) -> str:
+    """The change type as the rules read it: ASCII whitespace trimmed, lower-cased."""
+    return (change_type or "").strip(CHANGE_TYPE_PADDING).lower()
+
+
 def validate(event: ChangeEvent, schema: TargetSchema) -> str | None:
     """The quarantine reason of an event, or None when it can be applied.
 
@@ -150,7 +157,7 @@ def validate(event: ChangeEvent, schema: TargetSchema) -> str | None:
     non-null and castable key values). Image columns unknown to the target are ignored."""
     if event.landing_error is not None:
         return event.landing_error
-    kind = (event.change_type or "").strip().lower()
+    kind = change_kind(event.change_type)
     if kind not in CHANGE_TYPES:
         return f"unknown_change_type:{event.change_type}"
     if event.event_ts is None:

@@ -5,7 +5,7 @@ absent optional ones — event_seq, old_key_names/values — are added as nulls;
 has ``_landing_error``: the reason a line could not be read, see change_events.landing). Output
 adds:
 
-- ``change_kind``: lower-cased, trimmed change type;
+- ``change_kind``: the change type lower-cased, ASCII whitespace trimmed (model.change_kind);
 - ``event_fingerprint``: the SHA-256 of model.fingerprint (exact-duplicate identity, tie-breaker);
 - ``image``: struct of the target columns cast to their types (null for deletes);
 - ``old_key``: struct of the key columns cast from the old key (null for inserts);
@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, LongType, StringType, TimestampType
 
 from spark_cdc.change_events.model import (
+    CHANGE_TYPE_PADDING,
     CHANGE_TYPES,
     FIELD_SEP,
     ITEM_SEP,
@@ -145,7 +146,7 @@ def normalize_events(raw: DataFrame, schema: TargetSchema) -> DataFrame:
     ]
     staged = feed.select(
         "*",
-        F.lower(F.trim(F.col("change_type"))).alias("change_kind"),
+        F.lower(F.trim(F.col("change_type"), F.lit(CHANGE_TYPE_PADDING))).alias("change_kind"),
         fingerprint_column().alias("event_fingerprint"),
         *texts,
         *old_texts,

@@ -29,6 +29,7 @@ from datetime import datetime
 from spark_cdc.change_events.model import (
     ChangeEvent,
     TargetSchema,
+    change_kind,
     fingerprint,
     first_occurrences,
     validate,
@@ -87,7 +88,7 @@ def old_key_of(event: ChangeEvent, schema: TargetSchema) -> tuple:
 
 def touched_keys(event: ChangeEvent, schema: TargetSchema) -> list[tuple]:
     """Keys an event acts on: the image key (insert/update) and the old key (update/delete)."""
-    kind = event.change_type.strip().lower()
+    kind = change_kind(event.change_type)
     keys = [] if kind == "delete" else [key_of(image_of(event, schema), schema)]
     if kind != "insert" and old_key_of(event, schema) not in keys:
         keys.append(old_key_of(event, schema))
@@ -146,7 +147,7 @@ def _remove(result: ReferenceResult, key: tuple, ts: datetime) -> StateRow | Non
 
 
 def _apply(result: ReferenceResult, event: ChangeEvent, schema: TargetSchema) -> None:
-    kind, ts = event.change_type.strip().lower(), event.event_ts
+    kind, ts = change_kind(event.change_type), event.event_ts
     if kind == "delete":
         _remove(result, old_key_of(event, schema), ts)
         return
