@@ -36,3 +36,12 @@ def test_plain_text_under_100_columns():
     assert not any(re.search(r"\x1b\[", line) for line in lines)
     # The long title is cut, not wrapped.
     assert any(line.startswith("dbt build (day 3 again") and "…" in line for line in lines)
+
+
+def test_dbt_is_quiet_and_logs_under_the_home_unless_verbose(tmp_path, monkeypatch):
+    from spark_cdc.main_job import dbt_options
+
+    monkeypatch.setenv("SPARK_CDC_HOME", str(tmp_path))
+    quiet = dbt_options(verbose=False, terminal=False)
+    assert quiet == ["--log-path", str(tmp_path / "logs"), "--quiet", "--no-use-colors"]
+    assert dbt_options(verbose=True, terminal=True) == ["--log-path", str(tmp_path / "logs")]

@@ -7,6 +7,7 @@ demo from scratch each time, so running it again gives the same tables.
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import sys
@@ -101,11 +102,28 @@ EXAMPLE_SNAPSHOTS = (
 )
 
 
+# Whether dbt prints its own log lines (--verbose); they always go to the log file.
+VERBOSE = False
+
+
+def dbt_log_dir() -> Path:
+    """Where the main job's dbt commands write their log (dbt.log), under the home."""
+    return default_home() / "logs"
+
+
+def dbt_options(verbose: bool, terminal: bool) -> list[str]:
+    """Options of the main job's dbt commands: the log under the home; quiet unless verbose (the
+    job prints its own summary of each step; dbt still prints errors); no colour codes unless
+    the output is a terminal."""
+    options = ["--log-path", str(dbt_log_dir())]
+    options += [] if verbose else ["--quiet"]
+    options += [] if terminal else ["--no-use-colors"]
+    return options
+
+
 def _dbt(args: list[str]) -> Any:
-    """``dbt <args>`` for the main job: quiet (the job prints its own summary of each step; dbt
-    still prints errors), without colour codes unless the output is a terminal."""
-    colours = [] if sys.stdout.isatty() else ["--no-use-colors"]
-    return run_dbt([*args, "--quiet", *colours])
+    """``dbt <args>`` for the main job (dbt_options)."""
+    return run_dbt([*args, *dbt_options(VERBOSE, sys.stdout.isatty())])
 
 
 # (title, seconds) of every step run so far, for the closing table.
@@ -376,11 +394,16 @@ def _schema_drift_check(spark) -> str:
     )
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Run the job and print a summary of every step."""
+    global VERBOSE
+    parser = argparse.ArgumentParser(prog="python -m spark_cdc.main_job", description=__doc__)
+    parser.add_argument("--verbose", action="store_true", help="print dbt's own log lines too")
+    VERBOSE = parser.parse_args(argv).verbose
     project = project_root()
     spark = session_for()
     print(f"Spark {spark.version} | warehouse {spark.conf.get('spark.sql.warehouse.dir')}")
+    print(f"dbt's log: {dbt_log_dir() / 'dbt.log'}" + ("" if VERBOSE else " (--verbose prints it)"))
 
     def reset() -> str:
         spark.sql(f"create schema if not exists {SCHEMA}")
