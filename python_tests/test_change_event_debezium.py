@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import datetime
 
 from change_event_support import HIGH, state_of
 
 from spark_cdc.change_events.debezium import normalize_debezium
+from spark_cdc.change_events.debezium_model import feed_events
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.pipeline import SourceConfig, history_increment, ledger_increment
 
@@ -69,3 +71,69 @@ def test_debezium_messages_resolve_with_key_changes_and_quarantine(spark):
     }
     merged = ledger.where("event_seq = 30").first()
     assert merged["old_key_values"] == ["1"] and len(json.loads(merged["source_message"])) == 2
+
+
+def _feed_tuples(rows) -> Counter:
+    return Counter(
+        (
+            r["change_type"],
+            r["event_ts"],
+            r["event_seq"],
+            None if r["column_names"] is None else tuple(r["column_names"]),
+            None if r["column_values"] is None else tuple(r["column_values"]),
+            None if r["old_key_values"] is None else tuple(r["old_key_values"]),
+        )
+        for r in rows
+    )
+
+
+def _model_tuples(events) -> Counter:
+    return Counter(
+        (e.change_type, e.event_ts, e.event_seq, e.column_names, e.column_values, e.old_key_values)
+        for e in events
+    )
+
+
+def test_normalization_edge_cases_match_the_model_and_the_docs(spark):
+    no_source_ts = json.loads(message("c", None, {"id": 7, "name": "n"}, lsn=70, second=7))
+    del no_source_ts["payload"]["source"]["ts_ms"]
+    no_ts_at_all = json.loads(message("c", None, {"id": 8, "name": "m"}, lsn=80, second=8))
+    del no_ts_at_all["payload"]["source"]["ts_ms"], no_ts_at_all["payload"]["ts_ms"]
+    no_ts_delete = json.loads(message("d", {"id": 9}, None, lsn=80, second=8))
+    del no_ts_delete["payload"]["source"]["ts_ms"], no_ts_delete["payload"]["ts_ms"]
+    pair = [
+        message("d", {"id": 1}, None, lsn=30, second=3),
+        message("c", None, {"id": 2, "name": "b"}, lsn=30, second=3),
+    ]
+    batches = [
+        [
+            # A key change without an lsn: not paired.
+            message("d", {"id": 3}, None, lsn=None, second=1),
+            message("c", None, {"id": 4, "name": "d"}, lsn=None, second=1),
+            # The same pair twice in one batch: not paired.
+            *pair,
+            *pair,
+            message("x", None, {"id": 5, "name": "e"}, lsn=60, second=6),  # an unknown op
+            json.dumps(no_source_ts),  # the envelope's ts_ms stands in
+            json.dumps(no_ts_at_all),  # no position at all: never paired
+            json.dumps(no_ts_delete),
+        ],
+        pair,  # the pair in a batch of its own: paired
+    ]
+    rows = [(b, v) for b, batch in enumerate(batches, start=1) for v in batch]
+    feed = normalize_debezium(spark.createDataFrame(rows, "_batch_id long, value string"), SCHEMA)
+    spark_feed = _feed_tuples(feed.collect())
+    assert spark_feed == _model_tuples(feed_events(batches, SCHEMA))
+
+    kinds = Counter(kind for kind, *_ in spark_feed.elements())
+    # 12 messages, 11 events: batch 1's 4 deletes and 5 creates stay unpaired (the two without
+    # any ts_ms included), its unknown op; batch 2's pair is one update.
+    assert kinds == Counter({"delete": 4, "insert": 5, "x": 1, "update": 1})
+    envelope_ts = next(t for k, t, s, *_ in spark_feed if s == 70)
+    assert envelope_ts == datetime(2026, 1, 1, 0, 0, 7, 5000)
+    assert {t for k, t, s, *_ in spark_feed if s == 80} == {None}
+
+    config = SourceConfig("dbz_edges", SCHEMA)
+    ledger = ledger_increment(feed, None, config, "run")
+    reasons = Counter(r["quarantine_reason"] for r in ledger.collect())
+    assert reasons == Counter({None: 8, "unknown_change_type:x": 1, "missing_event_ts": 2})

@@ -15,7 +15,8 @@ Input: a DataFrame with ``value`` (the message's JSON text, with or without the
   ``source.lsn`` (null when the connector has none).
 - A primary-key change arrives as a delete of the old key and a create of the new key at the same
   position (ts_ms and lsn); such a pair within one batch becomes one update from the old key to
-  the new one, so created_at follows the row. Without an lsn no pairing is attempted.
+  the new one, so created_at follows the row. Without an lsn or a ts_ms (no position) no pairing
+  is attempted.
 - ``source_message`` keeps the raw JSON (both messages, as a JSON array, for a merged pair).
 """
 
@@ -91,6 +92,7 @@ def _merge_key_changes(events: DataFrame) -> DataFrame:
     ops = F.collect_list("_op").over(position)
     in_pair = (
         F.col("event_seq").isNotNull()
+        & F.col("event_ts").isNotNull()
         & (F.size(ops) == 2)
         & F.array_contains(ops, "d")
         & (F.array_contains(ops, "c") | F.array_contains(ops, "r"))
