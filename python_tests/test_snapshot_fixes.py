@@ -29,6 +29,8 @@ sources:
       - name: dupes
       - name: concurrent
       - name: zones
+      - name: widened
+      - name: renamed_meta
 """
 
 SNAPSHOTS_YML = """
@@ -58,9 +60,19 @@ snapshots:
   - name: sc_zones
     relation: source('scenarios', 'zones')
     config: {unique_key: id, strategy: timestamp, updated_at: updated_at}
+  - name: sc_widened
+    relation: source('scenarios', 'widened')
+    config: {unique_key: id, strategy: check, check_cols: all}
+  - name: sc_renamed_meta
+    relation: source('scenarios', 'renamed_meta')
+    config: {unique_key: id, strategy: timestamp, updated_at: updated_at}
 """
 
 T1, T2, T3 = "2026-01-01 08:00:00", "2026-01-02 08:00:00", "2026-01-03 08:00:00"
+
+
+# The two project copies (fixed, stock), for scenarios that change a snapshot's configuration.
+PROJECTS: dict[str, Path] = {}
 
 
 def _scenario_project(base: Path, schema_suffix: str, stock: bool) -> Path:
@@ -73,10 +85,11 @@ def runs(spark, tmp_path_factory):
     """dbt invokers for the fixed and the stock project copies."""
     spark.sql("create schema if not exists scenario_src")
     base = tmp_path_factory.mktemp("scenarios")
-    return {
-        "fixed": dbt_invoker(_scenario_project(base, "fixed", stock=False)),
-        "stock": dbt_invoker(_scenario_project(base, "stock", stock=True)),
-    }
+    PROJECTS.update(
+        fixed=_scenario_project(base, "fixed", stock=False),
+        stock=_scenario_project(base, "stock", stock=True),
+    )
+    return {which: dbt_invoker(project) for which, project in PROJECTS.items()}
 
 
 def _source(spark, table: str, columns: str, rows: list[tuple]) -> None:
@@ -267,3 +280,54 @@ def test_high_end_date_does_not_shift_with_the_session_time_zone(spark, runs):
         expect_success=False,
     )
     assert not refused.success and "zone-less" in _failure(refused)
+
+
+def test_a_widened_source_column_keeps_history_and_values(spark, runs):
+    # dbt-databricks#759: int -> bigint re-inserted every row. Day 2 widens `amount`; only the
+    # row whose value changed gets a version, and a value beyond int's range is kept exactly.
+    _source(spark, "widened", "id int, amount int", [(1, 10), (2, 20)])
+    for which in runs:
+        _snapshot(runs, which, "sc_widened")
+    _source(spark, "widened", "id int, amount bigint", [(1, 10), (2, 3_000_000_000)])
+    fixed = _snapshot(runs, "fixed", "sc_widened", expect_success=False)
+    stock = _snapshot(runs, "stock", "sc_widened", expect_success=False)
+    assert fixed.success, messages(fixed)
+    assert not stock.success  # the MERGE cannot write 3,000,000,000 into the int column
+    rows = sorted(
+        (r["id"], r["amount"], r["dbt_valid_to"] is None)
+        for r in _rows(spark, "fixed", "sc_widened")
+    )
+    assert rows == [(1, 10, True), (2, 20, False), (2, 3_000_000_000, True)]
+    types = dict(spark.table("spark_cdc_fixed.sc_widened").dtypes)
+    assert types["amount"] == "bigint"
+
+
+def test_renamed_meta_columns_on_an_existing_table_are_refused_before_any_write(spark, runs):
+    # dbt-adapters#1375: changing snapshot_meta_column_names on an existing snapshot table. dbt's
+    # own check refuses it, naming the missing columns, before the project's macros run.
+    _source(spark, "renamed_meta", PEOPLE, [(1, "Ann", T1)])
+    _snapshot(runs, "fixed", "sc_renamed_meta")
+    snapshots = PROJECTS["fixed"] / "snapshots" / "scenarios.yml"
+    original = snapshots.read_text()
+    renamed = original.replace(
+        "relation: source('scenarios', 'renamed_meta')\n"
+        "    config: {unique_key: id, strategy: timestamp, updated_at: updated_at}",
+        "relation: source('scenarios', 'renamed_meta')\n"
+        "    config:\n      unique_key: id\n      strategy: timestamp\n"
+        "      updated_at: updated_at\n"
+        "      snapshot_meta_column_names:\n"
+        "        {dbt_valid_to: valid_until, dbt_valid_from: valid_since}",
+    )
+    assert renamed != original
+    snapshots.write_text(renamed)
+    try:
+        _source(spark, "renamed_meta", PEOPLE, [(1, "Annie", T2)])
+        before = spark.sql("describe history spark_cdc_fixed.sc_renamed_meta").count()
+        failed = _snapshot(runs, "fixed", "sc_renamed_meta", expect_success=False)
+        assert not failed.success
+        text = _failure(failed)
+        assert "missing configured columns" in text and "valid_until" in text
+        assert spark.sql("describe history spark_cdc_fixed.sc_renamed_meta").count() == before
+        assert [r["name"] for r in _rows(spark, "fixed", "sc_renamed_meta")] == ["Ann"]
+    finally:
+        snapshots.write_text(original)

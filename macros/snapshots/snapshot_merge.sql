@@ -68,3 +68,55 @@
         {%- endcall -%}
     {%- endif -%}
 {% endmacro %}
+
+
+{#- Widen the snapshot table's columns whose type the source widened (int -> bigint, float ->
+    double, a decimal with more digits, ...), with Delta's type widening, before the run reads
+    or writes the table: the new values are then stored as they are (an int column would reject
+    3,000,000,000), and the rows already there keep their values and versions. Other type
+    changes are left to the MERGE's own casts. -#}
+{% macro snapshot_widen_columns(source_sql, target) %}
+    {%- set current = {} -%}
+    {%- for row in run_query('describe table ' ~ target).rows -%}
+        {%- if row[0] and not row[0].startswith('#') -%}
+            {%- do current.update({row[0] | lower: row[1] | lower}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set widened = [] -%}
+    {%- for row in run_query('describe query ' ~ source_sql).rows -%}
+        {%- set before = current.get(row[0] | lower) -%}
+        {%- if before and spark_cdc.snapshot_type_widens(before, row[1] | lower) -%}
+            {%- do widened.append((row[0], row[1] | lower)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if widened -%}
+        {%- call statement('snapshot_enable_type_widening') -%}
+            alter table {{ target }} set tblproperties ('delta.enableTypeWidening' = 'true')
+        {%- endcall -%}
+        {%- for name, type in widened -%}
+            {%- call statement('snapshot_widen_' ~ loop.index) -%}
+                alter table {{ target }} alter column {{ adapter.quote(name) }} type {{ type }}
+            {%- endcall -%}
+        {%- endfor -%}
+    {%- endif -%}
+{% endmacro %}
+
+
+{#- Whether Delta's type widening turns a `before` column into an `after` one (Spark SQL type
+    names, lower case): integers to wider integers or to double, float to double, a decimal to
+    one with as many integer digits and as many decimals or more. -#}
+{% macro snapshot_type_widens(before, after) %}
+    {%- set integers = ['tinyint', 'smallint', 'int', 'bigint'] -%}
+    {%- if before == after -%}
+        {{ return(false) }}
+    {%- elif before in integers and after in integers -%}
+        {{ return(integers.index(after) > integers.index(before)) }}
+    {%- elif after == 'double' -%}
+        {{ return(before in ['tinyint', 'smallint', 'int', 'float']) }}
+    {%- elif before.startswith('decimal(') and after.startswith('decimal(') -%}
+        {%- set old = before[8:-1].split(',') | map('int') | list -%}
+        {%- set new = after[8:-1].split(',') | map('int') | list -%}
+        {{ return(new[1] >= old[1] and new[0] - new[1] >= old[0] - old[1]) }}
+    {%- endif -%}
+    {{ return(false) }}
+{% endmacro %}

@@ -304,6 +304,9 @@
 {% macro spark__snapshot_staging_table(strategy, source_sql, target_relation) -%}
     {%- do spark_cdc.snapshot_assert_updated_at_type(strategy, source_sql) -%}
     {%- do spark_cdc.snapshot_assert_source(strategy, source_sql, check_not_empty=true) -%}
+    {%- if not target_relation.is_iceberg -%}
+        {%- do spark_cdc.snapshot_widen_columns(source_sql, target_relation) -%}
+    {%- endif -%}
     {%- if spark_cdc.snapshot_caches_changes() -%}
         {#- before the cache: a table change after it would invalidate the cached rows -#}
         {%- do spark_cdc.snapshot_ensure_deletion_vectors(target_relation) -%}
