@@ -193,3 +193,31 @@ def test_stage_one_carries_only_the_open_row_columns_the_change_rows_read():
         }
     ]
     assert macros.snapshot_columns_read(target, branches) == ["id", "Name", "dbt_valid_from"]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "widens"),
+    [
+        ("int", "bigint", True),
+        ("tinyint", "smallint", True),
+        ("smallint", "bigint", True),
+        ("bigint", "int", False),
+        ("int", "int", False),
+        ("int", "double", True),
+        ("float", "double", True),
+        ("bigint", "double", False),
+        ("double", "float", False),
+        ("decimal(10,2)", "decimal(12,2)", True),
+        ("decimal(10,2)", "decimal(12,4)", True),
+        ("decimal(10,2)", "decimal(11,3)", True),
+        ("decimal(10,2)", "decimal(11,4)", False),
+        ("decimal(10,2)", "decimal(10,1)", False),
+        ("int", "string", False),
+        ("string", "int", False),
+        ("date", "timestamp", False),
+    ],
+)
+def test_which_type_changes_widen_a_snapshot_column(before, after, widens):
+    # Delta's type widening of the snapshot table, for a column whose type the source changed.
+    macros = Macros("snapshots/snapshot_merge.sql")
+    assert macros.snapshot_type_widens(before, after) is widens
