@@ -146,7 +146,7 @@ def normalize_events(raw: DataFrame, schema: TargetSchema) -> DataFrame:
     ]
     staged = feed.select(
         "*",
-        F.lower(F.trim(F.col("change_type"), F.lit(CHANGE_TYPE_PADDING))).alias("change_kind"),
+        F.lower(F.btrim(F.col("change_type"), F.lit(CHANGE_TYPE_PADDING))).alias("change_kind"),
         fingerprint_column().alias("event_fingerprint"),
         *texts,
         *old_texts,
