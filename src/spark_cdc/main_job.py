@@ -11,6 +11,7 @@ import argparse
 import json
 import shutil
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -150,13 +151,14 @@ def _snapshot_day(spark, day: int) -> str:
     _dbt(["run", "--select", "stg_customer_states", "--vars", day_vars])
     _dbt(["snapshot", "--select", *EXAMPLE_SNAPSHOTS, "--vars", day_vars])
     invocation = last_invocation_id()
-    lines = []
+    entries = []
     for name in EXAMPLE_SNAPSHOTS:
         table = spark.table(f"{SCHEMA}.{name}")
         inserted = table.where(f"dbt_insert_process_id = '{invocation}'").count()
         closed = table.where(f"dbt_close_process_id = '{invocation}'").count()
-        lines.append(f"{name}: {table.count()} rows, +{inserted} inserted, {closed} closed")
-    return f"day {day}:\n      " + "\n      ".join(lines)
+        entries.append(f"{name.removeprefix('customers_')}={table.count()}/+{inserted}/-{closed}")
+    text = f"day {day}, rows/+inserted/-closed by this run: " + ", ".join(entries)
+    return "\n      ".join(textwrap.wrap(text, width=88, break_on_hyphens=False))
 
 
 def _generate_extracts() -> str:
