@@ -2,10 +2,11 @@
   A relation's `describe extended` rows, as dbt-spark reads them, with a real "Statistics" row
   for a Delta table when `dbt docs generate` builds the catalog.
 
-  dbt-spark takes a table's size and row count from that row (Delta's `show table extended`
-  listing has no column lines, so the catalog always comes through `describe extended`). A
-  Delta table's metastore entry holds no row count (ANALYZE TABLE does not run on one), so the
-  docs site showed no statistics for any table. During `dbt docs generate` a Delta table's
+  dbt-spark takes a table's size and row count from that row when the `show table extended`
+  listing does not name the table's columns (a Delta table created by CTAS: snapshots, seeds,
+  SQL models; see spark__list_relations_without_caching below for the others). A Delta table's
+  metastore entry holds no row count (ANALYZE TABLE does not run on one), so the docs site
+  showed no statistics for these tables. During `dbt docs generate` a Delta table's
   rows are returned with one more row, "Statistics: <bytes> bytes, <rows> rows": the bytes of
   the table's current files (`describe detail`) and its row count (`count(*)`, answered from
   Delta's log where its file statistics allow). Every other command, and every view or
