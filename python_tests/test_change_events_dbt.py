@@ -96,6 +96,15 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     assert Counter(map(tuple, spark.table(HISTORY).drop("process_id").collect())) == history
 
 
+def test_source_freshness_is_the_newest_landing(spark, dbt, stream):
+    """`dbt source freshness` of the feed: the landing time of its newest batch."""
+    newest = spark.table(FEED).selectExpr("max(_ingested_at)").first()[0]
+    result = dbt("source", "freshness", "--select", "source:change_events__customers.events")
+    (entry,) = result.result.results
+    assert entry.status == "pass"
+    assert entry.max_loaded_at.replace(tzinfo=None) == newest
+
+
 def test_a_new_image_column_reaches_history_and_current(spark, dbt, stream, tmp_path):
     """evolve_columns is on for the customer source: a column the target does not declare
     becomes a text column of both tables, null in every other row."""

@@ -93,6 +93,17 @@ def built(spark, dbt):
     return first
 
 
+def test_source_freshness_is_the_newest_landed_file(dbt, built):
+    """`dbt source freshness` of the landing folder: the modification time of its newest file,
+    as the file system gives it."""
+    root = Path(os.environ["SPARK_CDC_HOME"]) / "landing" / "schema_drift" / "events"
+    newest_ms = max(path.stat().st_mtime_ns for path in root.rglob("*.jsonl")) // 1_000_000
+    result = dbt("source", "freshness", "--select", "source:schema_drift__events.raw_events")
+    (entry,) = result.result.results
+    assert entry.status == "pass"
+    assert round(entry.max_loaded_at.timestamp() * 1000) == newest_ms
+
+
 def test_talk_example_new_attribute_gives_version_two_and_a_boolean_column(spark, built):
     assert [r.schema_version for r in built["registry"] if r.event_type == "1.1"] == [1]
     assert "has_plugins" not in built["talk_columns"]

@@ -7,3 +7,9 @@ def model(dbt, session):
     dbt.config(materialized="table")
     meta = dbt.config.get("meta")
     return hash_cdc.staged(dbt, session, meta, current_model="hash_cdc__inventory_current")
+
+
+def extracts(dbt):
+    """The source this model reads (dbt records it when it parses this file, for lineage): its
+    files are read by path, from the folder of the run's effective date, not through a table."""
+    return dbt.source("hash_cdc__inventory", "extracts")
