@@ -3,6 +3,7 @@ exceptions): every check passes on a fresh `dbt parse`, and a change that breaks
 
 from __future__ import annotations
 
+import csv
 import re
 from pathlib import Path
 
@@ -58,3 +59,14 @@ def test_an_undescribed_untested_model_breaks_the_rules(project, tmp_path):
         "check_model_has_unique_test",
         "check_model_has_no_upstream_dependencies",
     } <= failed, output
+
+
+def test_each_evaluator_exception_says_why_and_loads_as_a_seed():
+    """The evaluator's exceptions seed: a rule, a column, a pattern and a reason on every row,
+    and no single quote (dbt-spark's seed loader writes values into SQL literals unescaped)."""
+    path = PROJECT_DIR / "docs_check" / "seeds" / "dbt_project_evaluator_exceptions.csv"
+    rows = list(csv.DictReader(path.open()))
+    assert rows and all(row["fct_name"].startswith("fct_") for row in rows)
+    assert all(row["column_name"] and row["id_to_exclude"] for row in rows)
+    assert all(len(row["comment"]) > 20 for row in rows)
+    assert "'" not in path.read_text()
