@@ -13,6 +13,7 @@ from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.generators.extracts import ExtractSpec, GeneratorError, generate_extracts
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
 from spark_cdc.scaffold.cli import add_parser
+from spark_cdc.schema_drift.stream_command import add_stream_parser
 
 POSITIONAL = (
     ("initial_records", int),
@@ -400,6 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
     _json_events_parser(commands)
     _sql_parser(commands)
     _engine_parser(commands)
+    add_stream_parser(commands)
     add_parser(commands)
     return parser
 

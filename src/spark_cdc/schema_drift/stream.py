@@ -1,0 +1,172 @@
+"""Schema drift as a Structured Streaming query: the landing folder read as a file stream, each
+micro-batch taken in by the functions the dbt models call, into the same tables.
+
+Per micro-batch (``foreachBatch``), in this order, as one dbt build of the feed would:
+
+1. bronze: the batch's lines of files bronze does not hold yet, as the next load
+   (:func:`~spark_cdc.schema_drift.bronze.bronze_increment`), appended;
+2. registry: the loads not registered yet, merged on (event type, variation hash)
+   (:func:`~spark_cdc.schema_drift.registry.registry_increment`), before silver reads it;
+3. silver: every event type the loads touched brought up to the registry (created, appended or
+   rebuilt, :func:`~spark_cdc.schema_drift.silver.refresh_silver`), its log rows appended.
+
+Each step decides from the tables what it still has to do (files taken, loads registered, loads
+logged per event type), and the two appends are idempotent writes keyed by the query's
+checkpoint and the batch id (Delta ``txnAppId``/``txnVersion``): a batch replayed after a kill
+at any point writes what it had not written, once. ``dbt build`` of the feed and the stream can
+take turns on the tables: each takes in only the files the other has not.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from delta.tables import DeltaTable
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
+
+from spark_cdc.schema_drift.bronze import bronze_increment
+from spark_cdc.schema_drift.registry import KEY, registry_increment
+from spark_cdc.schema_drift.silver import METADATA_COLUMNS, refresh_silver
+
+
+@dataclass(frozen=True)
+class FeedTables:
+    """The tables of one JSON feed, as its dbt models name them."""
+
+    schema: str
+    feed: str
+    silver_prefix: str
+
+    def _name(self, model: str) -> str:
+        return f"{self.schema}.{model}"
+
+    @property
+    def bronze(self) -> str:
+        return self._name(f"int_schema_drift__{self.feed}_bronze")
+
+    @property
+    def registry(self) -> str:
+        return self._name(f"schema_drift__{self.feed}_registry")
+
+    @property
+    def silver_loads(self) -> str:
+        return self._name(f"schema_drift__{self.feed}_silver_loads")
+
+
+def landing_lines(spark: SparkSession, root: str, max_files_per_trigger: int | None) -> DataFrame:
+    """The landing folder as a stream of lines: what the feed's staging view selects (payload,
+    source file, its modification time, its folder as batch id)."""
+    reader = (
+        spark.readStream.format("text")
+        .option("recursiveFileLookup", "true")
+        .option("pathGlobFilter", "*.jsonl")
+    )
+    if max_files_per_trigger:
+        reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
+    lines = reader.load(root)
+    return lines.select(
+        F.col("value").alias("payload"),
+        F.col("_metadata.file_path").alias("source_file"),
+        F.col("_metadata.file_modification_time").alias("file_modified_at"),
+        F.regexp_extract(F.col("_metadata.file_path"), r"([^/]+)/[^/]+$", 1).alias("batch_id"),
+    )
+
+
+def _table_or_none(spark: SparkSession, name: str) -> DataFrame | None:
+    return spark.table(name) if spark.catalog.tableExists(name) else None
+
+
+def _append(frame: DataFrame, table: str, app_id: str, batch_id: int) -> None:
+    """Append once per (query, batch): Delta skips a write whose transaction it already holds."""
+    (
+        frame.write.format("delta")
+        .mode("append")
+        .option("txnAppId", app_id)
+        .option("txnVersion", batch_id)
+        .saveAsTable(table)
+    )
+
+
+def _merge_registry(spark: SparkSession, rows: DataFrame, table: str) -> None:
+    if not spark.catalog.tableExists(table):
+        rows.write.format("delta").saveAsTable(table)
+        return
+    condition = " and ".join(f"t.{name} = s.{name}" for name in KEY)
+    (
+        DeltaTable.forName(spark, table)
+        .alias("t")
+        .merge(rows.alias("s"), condition)
+        .whenMatchedUpdateAll()
+        .whenNotMatchedInsertAll()
+        .execute()
+    )
+
+
+def take_in_batch(
+    spark: SparkSession,
+    lines: DataFrame,
+    batch_id: int,
+    tables: FeedTables,
+    app_id: str,
+    process_id: str,
+) -> None:
+    """One micro-batch: bronze, then the registry, then silver and its log."""
+    spark.sql(f"create schema if not exists {tables.schema}")
+    increment = bronze_increment(lines, _table_or_none(spark, tables.bronze), process_id)
+    _append(increment, tables.bronze, f"{app_id}/bronze", batch_id)
+    bronze = spark.table(tables.bronze)
+    registry_rows = registry_increment(
+        spark, bronze, _table_or_none(spark, tables.registry), process_id, METADATA_COLUMNS
+    )
+    if not registry_rows.isEmpty() or not spark.catalog.tableExists(tables.registry):
+        _merge_registry(spark, registry_rows, tables.registry)
+    log = refresh_silver(
+        spark,
+        bronze,
+        spark.table(tables.registry),
+        _table_or_none(spark, tables.silver_loads),
+        tables.schema,
+        tables.silver_prefix,
+        process_id,
+    )
+    _append(log, tables.silver_loads, f"{app_id}/silver_loads", batch_id)
+
+
+def start_stream(
+    spark: SparkSession,
+    root: str,
+    tables: FeedTables,
+    checkpoint: Path,
+    *,
+    available_now: bool = False,
+    trigger_interval: str = "30 seconds",
+    max_files_per_trigger: int | None = None,
+    after_batch: Callable[[int], None] | None = None,
+) -> StreamingQuery:
+    """Start the query (``available_now``: take in what is landed, then stop)."""
+    process_id = f"stream-{uuid.uuid4()}"
+    # The checkpoint names the query: replays of its batches after a restart are recognized.
+    app_id = f"spark_cdc.schema_drift/{checkpoint.resolve()}"
+
+    def each_batch(lines: DataFrame, batch_id: int) -> None:
+        take_in_batch(lines.sparkSession, lines, batch_id, tables, app_id, process_id)
+        if after_batch is not None:
+            after_batch(batch_id)
+
+    writer = (
+        landing_lines(spark, root, max_files_per_trigger)
+        .writeStream.queryName(f"schema_drift_{tables.feed}")
+        .option("checkpointLocation", str(checkpoint))
+        .foreachBatch(each_batch)
+    )
+    writer = (
+        writer.trigger(availableNow=True)
+        if available_now
+        else writer.trigger(processingTime=trigger_interval)
+    )
+    return writer.start()
