@@ -70,6 +70,7 @@ LONGEST_FIRST = (
     "test_docs_pages.py",
     "test_engine_cancel.py",
     "test_schema_drift_dbt.py",
+    "test_schema_drift_stream.py",
     "test_dbt_cli.py",
     "test_engine_thrift.py",
 )
