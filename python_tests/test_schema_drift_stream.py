@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from spark_cdc.cli import main as spark_cdc
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
 from spark_cdc.schema_drift.stream import FeedTables, start_stream
 
@@ -46,10 +48,17 @@ def _feed_tables(spark) -> list[str]:
     return names + sorted(silver)
 
 
+def _stream_tables(spark) -> None:
+    for name in (TABLES.stream_batches, TABLES.stream_progress):
+        spark.sql(f"drop table if exists {name}")
+
+
 def _state(spark) -> dict[str, Counter]:
     """Every table of the feed, as a multiset of rows without the run columns."""
     state = {}
     for name in _feed_tables(spark):
+        if not spark.catalog.tableExists(name):
+            continue
         frame = spark.table(name)
         kept = [c for c in frame.columns if c not in RUN_COLUMNS]
         state[name] = Counter(
@@ -61,6 +70,7 @@ def _state(spark) -> dict[str, Counter]:
 
 def _drop_all(spark) -> None:
     spark.sql(f"create schema if not exists {SCHEMA}")
+    _stream_tables(spark)
     for name in _feed_tables(spark):
         spark.sql(f"drop table if exists {name}")
 
@@ -72,11 +82,12 @@ def batches(tmp_path_factory) -> list[Path]:
     # Landed in order: the stream takes files oldest first.
     for number, folder in enumerate(folders):
         for path in folder.glob("*.jsonl"):
-            os.utime(path, (1_800_000_000 + number, 1_800_000_000 + number))
+            landed = time.time() - 600 + number
+            os.utime(path, (landed, landed))
     return folders
 
 
-def test_the_stream_builds_what_dbt_builds(spark, dbt, batches, tmp_path):
+def test_the_stream_builds_what_dbt_builds(spark, dbt, batches, tmp_path, capsys):
     root = tmp_path / "landing"
     variables = json.dumps({"schema_drift_landing_roots": {"events": str(root)}})
     _drop_all(spark)
@@ -87,20 +98,104 @@ def test_the_stream_builds_what_dbt_builds(spark, dbt, batches, tmp_path):
     assert len(by_dbt) > len(MONITORING) + 3  # silver tables were written
 
     _drop_all(spark)
-    query = start_stream(
+    checkpoint = tmp_path / "checkpoint"
+    run = start_stream(
         spark,
         str(root),
         TABLES,
-        tmp_path / "checkpoint",
+        checkpoint,
         available_now=True,
         max_files_per_trigger=1,
     )
-    query.awaitTermination()
-    assert query.exception() is None
-    assert [p["numInputRows"] > 0 for p in query.recentProgress].count(True) == len(batches)
+    run.query.awaitTermination()
+    assert run.query.exception() is None
+    run.finish()
     dbt("run", "--select", *MONITORING, "--vars", variables)
     by_stream = _state(spark)
 
     assert by_stream.keys() == by_dbt.keys()
     for name in by_dbt:
         assert by_stream[name] == by_dbt[name], name
+
+    # Monitoring: every landed line counted once, in the batch of its file, by event type.
+    lines = sum(1 for folder in batches for path in folder.glob("*.jsonl") for _ in path.open())
+    progress = spark.table(TABLES.stream_progress).collect()
+    assert sorted(r.batch_id for r in progress) == list(range(len(batches)))
+    assert sum(r.input_rows for r in progress) == lines
+    taken = spark.table(TABLES.stream_batches).collect()
+    assert sum(r.events for r in taken) == lines
+    assert {r.batch_id for r in taken} == set(range(len(batches)))
+    assert all(0 <= r.latency_p50_s <= r.latency_p95_s <= r.latency_max_s for r in taken)
+
+    # The status file, as `spark-cdc stream status` prints it: the query stopped after its last
+    # batch.
+    assert spark_cdc(["stream", "status", "events", "--checkpoint", str(checkpoint)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("events: stopped;") and f"last_batch {len(batches) - 1}" in printed
+
+
+class Crash(RuntimeError):
+    """A micro-batch killed at a chosen point."""
+
+
+def _crash_once(monkeypatch, name: str, batch_seen: int) -> None:
+    """Make the stream module's ``name`` step fail once, on the ``batch_seen``-th call, after
+    the real step ran (what it wrote is committed, what follows it in the batch is not)."""
+    import spark_cdc.schema_drift.stream as stream
+
+    real = getattr(stream, name)
+    calls = {"n": 0}
+
+    def step(*args, **kwargs):
+        result = real(*args, **kwargs)
+        calls["n"] += 1
+        if calls["n"] == batch_seen:
+            if name == "refresh_silver":
+                result.collect()  # the silver tables are written when the step returns
+            raise Crash(f"killed after {name} of micro-batch {batch_seen}")
+        return result
+
+    monkeypatch.setattr(stream, name, step)
+
+
+def _stream(spark, root: Path, checkpoint: Path) -> Exception | None:
+    run = start_stream(
+        spark, str(root), TABLES, checkpoint, available_now=True, max_files_per_trigger=1
+    )
+    try:
+        run.query.awaitTermination()
+    except Exception as error:  # the query's failure, raised to its caller
+        return error
+    finally:
+        run.finish()
+    return None
+
+
+@pytest.mark.parametrize("step", ["registry_increment", "refresh_silver"])
+def test_a_batch_killed_mid_way_then_restarted_gives_the_same_tables(
+    spark, batches, tmp_path, monkeypatch, step
+):
+    """Killed after bronze took the batch in (before the registry), or after the silver tables
+    were written (before their log): the restart from the checkpoint replays the batch and the
+    tables equal those of a run that was never killed."""
+    root = tmp_path / "landing"
+    for folder in batches:
+        shutil.copytree(folder, root / folder.name, copy_function=shutil.copy2)
+    _drop_all(spark)
+    assert _stream(spark, root, tmp_path / "uninterrupted") is None
+    uninterrupted = _state(spark)
+
+    _drop_all(spark)
+    with monkeypatch.context() as patched:
+        _crash_once(patched, step, batch_seen=2)
+        failed = _stream(spark, root, tmp_path / "killed")
+    assert failed is not None and "killed after" in str(failed)
+    assert _stream(spark, root, tmp_path / "killed") is None
+    assert _state(spark) == uninterrupted
+
+
+def test_the_stream_command_refuses_a_connect_target(capsys):
+    """On a Spark Connect target, foreachBatch would run in the server's Python worker: not
+    supported yet, said in one line before anything starts."""
+    assert spark_cdc(["--target", "engine", "stream", "schema-drift", "events"]) == 2
+    assert "runs on a session target" in capsys.readouterr().err

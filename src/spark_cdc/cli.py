@@ -410,6 +410,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
     """Errors that are about the input or the environment, reported as one line (exit code 2)."""
     from spark_cdc.change_events.landing import InitialRowsError
     from spark_cdc.change_events.model import ChangeEventConfigError
+    from spark_cdc.dbt_models.settings import SettingsError
     from spark_cdc.engine import EngineError
     from spark_cdc.hash_cdc.config import ConfigError
     from spark_cdc.home_lock import HomeInUseError
@@ -427,6 +428,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
         MasterUnavailableError,
         TargetError,
         EngineError,
+        SettingsError,
     )
 
 

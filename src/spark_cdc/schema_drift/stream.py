@@ -32,6 +32,7 @@ from pyspark.sql.streaming import StreamingQuery
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import KEY, registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, refresh_silver
+from spark_cdc.schema_drift.stream_monitor import ProgressRecorder, batch_latencies
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,14 @@ class FeedTables:
     @property
     def silver_loads(self) -> str:
         return self._name(f"schema_drift__{self.feed}_silver_loads")
+
+    @property
+    def stream_batches(self) -> str:
+        return self._name(f"schema_drift__{self.feed}_stream_batches")
+
+    @property
+    def stream_progress(self) -> str:
+        return self._name(f"schema_drift__{self.feed}_stream_progress")
 
 
 def landing_lines(spark: SparkSession, root: str, max_files_per_trigger: int | None) -> DataFrame:
@@ -115,7 +124,25 @@ def take_in_batch(
     app_id: str,
     process_id: str,
 ) -> None:
-    """One micro-batch: bronze, then the registry, then silver and its log."""
+    """One micro-batch: bronze, then the registry, then silver and its log; then its
+    monitoring rows."""
+    # Read once: bronze takes the lines, the monitoring their files (and Spark's progress
+    # report counts each line once).
+    lines = lines.persist()
+    try:
+        _take_in(spark, lines, batch_id, tables, app_id, process_id)
+    finally:
+        lines.unpersist()
+
+
+def _take_in(
+    spark: SparkSession,
+    lines: DataFrame,
+    batch_id: int,
+    tables: FeedTables,
+    app_id: str,
+    process_id: str,
+) -> None:
     spark.sql(f"create schema if not exists {tables.schema}")
     increment = bronze_increment(lines, _table_or_none(spark, tables.bronze), process_id)
     _append(increment, tables.bronze, f"{app_id}/bronze", batch_id)
@@ -135,6 +162,30 @@ def take_in_batch(
         process_id,
     )
     _append(log, tables.silver_loads, f"{app_id}/silver_loads", batch_id)
+    # The events of this batch's files (taken in now, or by an attempt killed after bronze).
+    files = F.broadcast(lines.select("source_file").distinct())
+    events = spark.table(tables.bronze).join(files, "source_file")
+    latencies = batch_latencies(events, batch_id, process_id)
+    _append(latencies, tables.stream_batches, f"{app_id}/stream_batches", batch_id)
+
+
+@dataclass
+class StreamRun:
+    """A started query and the recorder of its progress."""
+
+    spark: SparkSession
+    query: StreamingQuery
+    recorder: ProgressRecorder
+    tables: FeedTables
+
+    def finish(self) -> int:
+        """After the query stopped: its last progress reports written, the listener removed;
+        how many reports were written."""
+        # Listener events arrive asynchronously: the last progress report comes before the
+        # termination event.
+        self.recorder.terminated.wait(timeout=30)
+        self.spark.streams.removeListener(self.recorder)
+        return self.recorder.flush(self.spark, self.tables.stream_progress)
 
 
 def start_stream(
@@ -147,20 +198,25 @@ def start_stream(
     trigger_interval: str = "30 seconds",
     max_files_per_trigger: int | None = None,
     after_batch: Callable[[int], None] | None = None,
-) -> StreamingQuery:
+) -> StreamRun:
     """Start the query (``available_now``: take in what is landed, then stop)."""
     process_id = f"stream-{uuid.uuid4()}"
     # The checkpoint names the query: replays of its batches after a restart are recognized.
     app_id = f"spark_cdc.schema_drift/{checkpoint.resolve()}"
+    name = f"schema_drift_{tables.feed}"
+    recorder = ProgressRecorder(name, checkpoint / "status.json", process_id)
+    spark.streams.addListener(recorder)
 
     def each_batch(lines: DataFrame, batch_id: int) -> None:
-        take_in_batch(lines.sparkSession, lines, batch_id, tables, app_id, process_id)
+        session = lines.sparkSession
+        recorder.flush(session, tables.stream_progress)  # the reports of earlier batches
+        take_in_batch(session, lines, batch_id, tables, app_id, process_id)
         if after_batch is not None:
             after_batch(batch_id)
 
     writer = (
         landing_lines(spark, root, max_files_per_trigger)
-        .writeStream.queryName(f"schema_drift_{tables.feed}")
+        .writeStream.queryName(name)
         .option("checkpointLocation", str(checkpoint))
         .foreachBatch(each_batch)
     )
@@ -169,4 +225,4 @@ def start_stream(
         if available_now
         else writer.trigger(processingTime=trigger_interval)
     )
-    return writer.start()
+    return StreamRun(spark, writer.start(), recorder, tables)

@@ -10,6 +10,7 @@ micro-batch (``--available-now``: once, at the end).
 from __future__ import annotations
 
 import argparse
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,12 +84,25 @@ def add_stream_parser(commands: argparse._SubParsersAction) -> None:
         help="the query's checkpoint ($SPARK_CDC_HOME/streams/schema_drift/FEED)",
     )
     parser.set_defaults(handler=run_schema_drift_stream)
+    status = kinds.add_parser(
+        "status", help="the latest figures of a feed's stream (last batch, rows, rates)"
+    )
+    status.add_argument("feed", help="the feed's name")
+    status.add_argument("--checkpoint", type=Path, default=None, help="as for schema-drift")
+    status.set_defaults(handler=run_stream_status)
 
 
 def run_schema_drift_stream(args: argparse.Namespace) -> int:
     """Run the query until it stops (``--available-now``) or is interrupted."""
-    from spark_cdc.targets import session_for
+    from spark_cdc.targets import current_target, session_for
 
+    target = current_target()
+    if target.method != "session":
+        raise SettingsError(
+            f"spark-cdc stream runs on a session target (the embedded runtime or a cluster), not "
+            f"on target {target.name} (method {target.method}): set SPARK_CDC_TARGET=local or "
+            f"pass --target local"
+        )
     parsed = run_dbt(["parse", "--quiet"])
     settings = feed_settings(parsed.result, args.feed)
     checkpoint = args.checkpoint or default_home() / "streams" / "schema_drift" / args.feed
@@ -99,7 +113,7 @@ def run_schema_drift_stream(args: argparse.Namespace) -> int:
         run_dbt(monitoring)
         print(f"{args.feed}: micro-batch {batch_id} taken in", flush=True)
 
-    query = start_stream(
+    run = start_stream(
         spark,
         settings.landing_root,
         settings.tables,
@@ -111,14 +125,29 @@ def run_schema_drift_stream(args: argparse.Namespace) -> int:
     )
     print(f"{args.feed}: streaming {settings.landing_root} (checkpoint {checkpoint})", flush=True)
     try:
-        query.awaitTermination()
+        run.query.awaitTermination()
     except KeyboardInterrupt:
-        query.stop()
-    if query.exception() is not None:
-        raise query.exception()
+        run.query.stop()
+    finally:
+        run.finish()
+    if run.query.exception() is not None:
+        raise run.query.exception()
     if args.available_now:
         run_dbt(monitoring)
-    batches = [p for p in query.recentProgress if p["numInputRows"]]
+    batches = [p for p in run.query.recentProgress if p["numInputRows"]]
     rows = sum(p["numInputRows"] for p in batches)
     print(f"{args.feed}: {len(batches)} micro-batches, {rows} lines taken in", flush=True)
+    return 0
+
+
+def run_stream_status(args: argparse.Namespace) -> int:
+    """Print the latest figures of a feed's stream (its status file; no Spark session)."""
+    checkpoint = args.checkpoint or default_home() / "streams" / "schema_drift" / args.feed
+    status_file = checkpoint / "status.json"
+    if not status_file.exists():
+        print(f"{args.feed}: no stream has run (no {status_file})")
+        return 1
+    status = json.loads(status_file.read_text())
+    figures = ", ".join(f"{key} {value}" for key, value in status.items() if key != "state")
+    print(f"{args.feed}: {status.get('state', 'unknown')}; {figures}")
     return 0
