@@ -129,6 +129,7 @@ def test_the_stream_builds_what_dbt_builds(spark, dbt, batches, tmp_path, capsys
 
     # The status file, as `spark-cdc stream status` prints it: the query stopped after its last
     # batch.
+    capsys.readouterr()
     assert spark_cdc(["stream", "status", "events", "--checkpoint", str(checkpoint)]) == 0
     printed = capsys.readouterr().out
     assert printed.startswith("events: stopped;") and f"last_batch {len(batches) - 1}" in printed
@@ -199,3 +200,67 @@ def test_the_stream_command_refuses_a_connect_target(capsys):
     supported yet, said in one line before anything starts."""
     assert spark_cdc(["--target", "engine", "stream", "schema-drift", "events"]) == 2
     assert "runs on a session target" in capsys.readouterr().err
+
+
+TALK = f"{SCHEMA}.{TABLES.silver_prefix}1_1_b05e2447"  # event type "1.1": sanitized + hash
+
+
+def _land(root: Path, number: int, lines: list) -> None:
+    folder = root / f"batch_{number:04d}"
+    folder.mkdir(parents=True)
+    text = [line if isinstance(line, str) else json.dumps(line) for line in lines]
+    (folder / "part-00000.jsonl").write_text("\n".join(text) + "\n", encoding="utf-8")
+
+
+def test_drift_arriving_while_the_stream_runs_is_taken_in_without_a_restart(spark, tmp_path):
+    """The talk's example: `has_plugins` appears in a later file; one running query registers
+    version 2 and adds the column, gives a new event type its table, and keeps a conflicting
+    variation and a malformed line out of silver (in the registry and bronze, with why)."""
+    root = tmp_path / "landing"
+    root.mkdir()
+    _drop_all(spark)
+    run = start_stream(
+        spark, str(root), TABLES, tmp_path / "checkpoint", trigger_interval="1 second"
+    )
+    try:
+        _land(
+            root,
+            1,
+            [
+                {"event_type": "1.1", "user_agent": "Mozilla/5.0"},
+                {"event_type": "purchase", "amount": 3, "device": {"os": "linux"}},
+            ],
+        )
+        run.query.processAllAvailable()
+        before = spark.table(TALK).columns
+        _land(
+            root,
+            2,
+            [
+                {"event_type": "1.1", "user_agent": "curl/8.5", "has_plugins": True},
+                {"event_type": "signup", "email": "a@example.com"},
+                {"event_type": "purchase", "amount": 4, "device": "pc"},
+                "{not json",
+            ],
+        )
+        run.query.processAllAvailable()
+        assert run.query.isActive  # the same query took both files in
+    finally:
+        run.query.stop()
+        run.finish()
+
+    assert "has_plugins" not in before
+    talk = spark.table(TALK)
+    assert {(r.user_agent, r.has_plugins) for r in talk.collect()} == {
+        ("Mozilla/5.0", None),
+        ("curl/8.5", True),
+    }
+    registry = spark.table(TABLES.registry)
+    versions = registry.where("event_type = '1.1'").select("schema_version", "status").collect()
+    assert sorted(tuple(r) for r in versions) == [(1, "accepted"), (2, "accepted")]
+    assert spark.table(f"{SCHEMA}.{TABLES.silver_prefix}signup").count() == 1
+    purchase = registry.where("event_type = 'purchase'").collect()
+    assert sorted(r.status for r in purchase) == ["accepted", "conflict"]
+    assert spark.table(f"{SCHEMA}.{TABLES.silver_prefix}purchase").count() == 1
+    malformed = spark.table(TABLES.bronze).where("has_parse_error").collect()
+    assert [(r.payload, r.parse_error) for r in malformed] == [("{not json", "malformed_json")]

@@ -23,7 +23,8 @@ if [ ! -f "$stamp" ] || [ -n "$newest_source" ]; then
   echo "bootstrap: installing pinned packages into $VENV"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "pip==26.3" "setuptools==84.2.1" "wheel==0.45.1"
   # compat editable mode keeps the dbt.adapters.* namespace visible (pkgutil-style namespace).
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+  # (PYTHONWARNINGS: setuptools warns on every install that compat mode is transitional.)
+  PYTHONWARNINGS=ignore "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
     --config-settings editable_mode=compat -e ".[dev]"
   touch "$stamp"
 fi

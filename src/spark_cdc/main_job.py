@@ -186,10 +186,11 @@ def _generate_extracts() -> str:
     lines = []
     for dataset, spec in specs.items():
         manifests = generate_extracts(spec, show_progress=False)
-        lines += [
-            f"{dataset} {date}: {', '.join(f'{k}={v}' for k, v in m.items())}"
+        days = ", ".join(
+            f"{date} {m['inserted']}/{m['updated']}/{m['deleted']}/{m['unchanged']}"
             for date, m in zip(HASH_CDC_DATES, manifests, strict=True)
-        ]
+        )
+        lines.append(f"{dataset}, {manifests[0]['rows']} rows a day, I/U/D/N: {days}")
     return "\n      ".join(lines)
 
 

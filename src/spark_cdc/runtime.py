@@ -145,10 +145,19 @@ def get_or_create_session(
         make_way_for_embedded(home)
         acquire_home(home)
     check_reachable(settings["spark.master"])
+    # A local master runs on loopback: said to the JVM only (not to processes started later),
+    # so that Spark does not look for, and warn about, another address.
+    loopback = settings["spark.master"].startswith("local") and "SPARK_LOCAL_IP" not in os.environ
+    if loopback:
+        os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
-    session = builder.enableHiveSupport().getOrCreate()
+    try:
+        session = builder.enableHiveSupport().getOrCreate()
+    finally:
+        if loopback:
+            os.environ.pop("SPARK_LOCAL_IP", None)
     try:
         wait_for_executors(session, settings["spark.master"])
     except Exception:
