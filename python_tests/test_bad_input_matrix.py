@@ -329,8 +329,12 @@ def _input_rows(case: Case, config: DatasetConfig) -> list[dict[str, str | None]
             for record in records
         ]
     text = case.data.decode(errors="replace")
-    csv.field_size_limit(len(text) + 1)
-    rows = [row for row in csv.reader(io.StringIO(text)) if row]
+    # A field may be as long as the whole text; the process-wide limit is put back after.
+    limit = csv.field_size_limit(max(len(text) + 1, csv.field_size_limit()))
+    try:
+        rows = [row for row in csv.reader(io.StringIO(text)) if row]
+    finally:
+        csv.field_size_limit(limit)
     header, records = rows[0], rows[1:]
     return [dict(zip(header, row, strict=False)) for row in records]
 

@@ -195,10 +195,13 @@ def test_a_batch_killed_mid_way_then_restarted_gives_the_same_tables(
     assert _state(spark) == uninterrupted
 
 
-def test_the_stream_command_refuses_a_connect_target(capsys):
+def test_the_stream_command_refuses_a_connect_target(capsys, monkeypatch):
     """On a Spark Connect target, foreachBatch would run in the server's Python worker: not
     supported yet, said in one line before anything starts."""
-    assert spark_cdc(["--target", "engine", "stream", "schema-drift", "events"]) == 2
+    # The target by environment (put back after the test), not --target, which the command line
+    # sets in this process's environment for the rest of it.
+    monkeypatch.setenv("SPARK_CDC_TARGET", "engine")
+    assert spark_cdc(["stream", "schema-drift", "events"]) == 2
     assert "runs on a session target" in capsys.readouterr().err
 
 
