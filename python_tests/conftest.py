@@ -56,7 +56,6 @@ def dbt(dbt_project: Path):
 # one running alone last.
 LONGEST_FIRST = (
     "test_readme_commands.py",
-    "test_rerun_idempotence.py",
     "test_engines.py",
     "test_change_events_dbt.py",
     "test_hash_cdc_dbt.py",

@@ -95,3 +95,17 @@ def run_command(
     return subprocess.run(
         command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
+
+
+def table_digests(spark: Any, schema: str, *prefixes: str) -> dict[str, tuple[int, str]]:
+    """(row count, hash of the sorted rows) of every Delta table of ``schema`` whose name starts
+    with one of ``prefixes``: a rerun that changes nothing leaves them all equal, process ids
+    included."""
+    from spark_cdc.table_state import digest
+
+    names = sorted(
+        f"{schema}.{t.name}"
+        for t in spark.catalog.listTables(schema)
+        if t.name.startswith(prefixes) and not t.isTemporary and t.tableType != "VIEW"
+    )
+    return {name: digest(spark, name) for name in names}

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from support import table_digests
 
 from spark_cdc.change_events.landing import land_batch_files, land_initial_rows
 from spark_cdc.generators.change_events import SCHEMA, StreamSpec, write_stream
@@ -86,8 +87,14 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     reasons = {r[0]: r[1] for r in quarantine.groupBy("quarantine_reason").count().collect()}
     assert reasons == manifest["quarantine_reasons"]
 
+    every_table = table_digests(spark, "spark_cdc", "change_events__", "int_change_events__")
     dbt("build", *SELECT)  # no new batch: nothing changes
     assert _current(spark) == _expected(folder)
+    # Every table of the source (ledger, history, current, quarantine, run summary) as it was,
+    # process ids included.
+    assert (
+        table_digests(spark, "spark_cdc", "change_events__", "int_change_events__") == every_table
+    )
     assert spark.table("spark_cdc.change_events__customers_run_summary").count() == 3
 
     history = Counter(map(tuple, spark.table(HISTORY).drop("process_id").collect()))

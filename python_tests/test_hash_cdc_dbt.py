@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import messages
+from support import messages, table_digests
 
 from spark_cdc.generators.extracts import article_example, generate_extracts
 from spark_cdc.hash_cdc.compare import HISTORY_TABLE_PROPERTIES, TABLE_PROPERTIES
@@ -63,6 +63,13 @@ def _history_counts(spark, date: str) -> dict:
 def _current(spark) -> list[tuple]:
     rows = spark.table("spark_cdc.hash_cdc__synthetic_current").collect()
     return sorted(tuple(r) for r in rows)
+
+
+def _every_table(spark) -> dict:
+    return {
+        **table_digests(spark, "spark_cdc", "hash_cdc__"),
+        **table_digests(spark, "spark_cdc_restricted", "hash_cdc__"),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -137,9 +144,13 @@ def test_sensitive_columns_live_in_their_own_table(spark, three_days):
 
 def test_rerunning_a_date_is_idempotent(spark, dbt, landing, three_days):
     before = _summary(spark, DATES[2])
+    every_table = _every_table(spark)
     _build(dbt, landing, DATES[2])
     assert _current(spark) == three_days[DATES[2]]
     assert _summary(spark, DATES[2]) == before
+    # Every table of the dataset (current, history, sensitive, quarantine, summaries) as it
+    # was, process ids included.
+    assert _every_table(spark) == every_table
     assert _history_counts(spark, DATES[2]) == {"I": 2_000, "U": 4_000, "D": 2_000}
 
 
