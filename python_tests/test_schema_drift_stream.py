@@ -12,6 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from pyspark.sql import functions as F
+from stream_support import drift_while_running
 
 from spark_cdc.cli import main as spark_cdc
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
@@ -60,7 +62,12 @@ def _state(spark) -> dict[str, Counter]:
         if not spark.catalog.tableExists(name):
             continue
         frame = spark.table(name)
-        kept = [c for c in frame.columns if c not in RUN_COLUMNS]
+        kept = [
+            # Runs from different landing folders: a file is named by its folder and name.
+            F.regexp_extract(c, r"([^/]+/[^/]+)$", 1).alias(c) if c.endswith("source_file") else c
+            for c in frame.columns
+            if c not in RUN_COLUMNS
+        ]
         state[name] = Counter(
             tuple(json.dumps(v, default=str, sort_keys=True) for v in row)
             for row in frame.select(*kept).collect()
@@ -87,7 +94,37 @@ def batches(tmp_path_factory) -> list[Path]:
     return folders
 
 
-def test_the_stream_builds_what_dbt_builds(spark, dbt, batches, tmp_path, capsys):
+def _land_all(batches: list[Path], root: Path) -> Path:
+    for folder in batches:
+        shutil.copytree(folder, root / folder.name, copy_function=shutil.copy2)
+    return root
+
+
+@pytest.fixture(scope="module")
+def streamed(spark, dbt, batches, tmp_path_factory) -> dict:
+    """One uninterrupted stream over the three batches (one file per micro-batch,
+    available-now): the feed's tables it leaves, its monitoring rows, its status as printed,
+    then the tables with the monitoring models refreshed by dbt."""
+    root = _land_all(batches, tmp_path_factory.mktemp("streamed") / "landing")
+    checkpoint = root.parent / "checkpoint"
+    _drop_all(spark)
+    assert _stream(spark, root, checkpoint) is None
+    tables = _state(spark)
+    progress = spark.table(TABLES.stream_progress).collect()
+    taken = spark.table(TABLES.stream_batches).collect()
+    variables = json.dumps({"schema_drift_landing_roots": {"events": str(root)}})
+    dbt("run", "--select", *MONITORING, "--vars", variables)
+    return {
+        "root": root,
+        "checkpoint": checkpoint,
+        "tables": tables,
+        "with_monitoring": _state(spark),
+        "progress": progress,
+        "taken": taken,
+    }
+
+
+def test_the_stream_builds_what_dbt_builds(spark, dbt, batches, streamed, tmp_path, capsys):
     root = tmp_path / "landing"
     variables = json.dumps({"schema_drift_landing_roots": {"events": str(root)}})
     _drop_all(spark)
@@ -97,32 +134,17 @@ def test_the_stream_builds_what_dbt_builds(spark, dbt, batches, tmp_path, capsys
     by_dbt = _state(spark)
     assert len(by_dbt) > len(MONITORING) + 3  # silver tables were written
 
-    _drop_all(spark)
-    checkpoint = tmp_path / "checkpoint"
-    run = start_stream(
-        spark,
-        str(root),
-        TABLES,
-        checkpoint,
-        available_now=True,
-        max_files_per_trigger=1,
-    )
-    run.query.awaitTermination()
-    assert run.query.exception() is None
-    run.finish()
-    dbt("run", "--select", *MONITORING, "--vars", variables)
-    by_stream = _state(spark)
-
+    by_stream = streamed["with_monitoring"]
     assert by_stream.keys() == by_dbt.keys()
     for name in by_dbt:
         assert by_stream[name] == by_dbt[name], name
 
     # Monitoring: every landed line counted once, in the batch of its file, by event type.
     lines = sum(1 for folder in batches for path in folder.glob("*.jsonl") for _ in path.open())
-    progress = spark.table(TABLES.stream_progress).collect()
+    progress = streamed["progress"]
     assert sorted(r.batch_id for r in progress) == list(range(len(batches)))
     assert sum(r.input_rows for r in progress) == lines
-    taken = spark.table(TABLES.stream_batches).collect()
+    taken = streamed["taken"]
     assert sum(r.events for r in taken) == lines
     assert {r.batch_id for r in taken} == set(range(len(batches)))
     assert all(0 <= r.latency_p50_s <= r.latency_p95_s <= r.latency_max_s for r in taken)
@@ -130,7 +152,8 @@ def test_the_stream_builds_what_dbt_builds(spark, dbt, batches, tmp_path, capsys
     # The status file, as `spark-cdc stream status` prints it: the query stopped after its last
     # batch.
     capsys.readouterr()
-    assert spark_cdc(["stream", "status", "events", "--checkpoint", str(checkpoint)]) == 0
+    checkpoint = str(streamed["checkpoint"])
+    assert spark_cdc(["stream", "status", "events", "--checkpoint", checkpoint]) == 0
     printed = capsys.readouterr().out
     assert printed.startswith("events: stopped;") and f"last_batch {len(batches) - 1}" in printed
 
@@ -174,96 +197,32 @@ def _stream(spark, root: Path, checkpoint: Path) -> Exception | None:
 
 @pytest.mark.parametrize("step", ["registry_increment", "refresh_silver"])
 def test_a_batch_killed_mid_way_then_restarted_gives_the_same_tables(
-    spark, batches, tmp_path, monkeypatch, step
+    spark, streamed, tmp_path, monkeypatch, step
 ):
     """Killed after bronze took the batch in (before the registry), or after the silver tables
     were written (before their log): the restart from the checkpoint replays the batch and the
     tables equal those of a run that was never killed."""
-    root = tmp_path / "landing"
-    for folder in batches:
-        shutil.copytree(folder, root / folder.name, copy_function=shutil.copy2)
-    _drop_all(spark)
-    assert _stream(spark, root, tmp_path / "uninterrupted") is None
-    uninterrupted = _state(spark)
-
+    root = streamed["root"]  # the same files as the uninterrupted run, at the same paths
     _drop_all(spark)
     with monkeypatch.context() as patched:
         _crash_once(patched, step, batch_seen=2)
         failed = _stream(spark, root, tmp_path / "killed")
     assert failed is not None and "killed after" in str(failed)
     assert _stream(spark, root, tmp_path / "killed") is None
-    assert _state(spark) == uninterrupted
+    assert _state(spark) == streamed["tables"]
 
 
-def test_the_stream_command_refuses_a_connect_target(capsys, monkeypatch):
-    """On a Spark Connect target, foreachBatch would run in the server's Python worker: not
-    supported yet, said in one line before anything starts."""
+def test_the_stream_command_refuses_a_sql_only_target(capsys, monkeypatch):
+    """On a Thrift target no Python runs: said in one line before anything starts."""
     # The target by environment (put back after the test), not --target, which the command line
     # sets in this process's environment for the rest of it.
-    monkeypatch.setenv("SPARK_CDC_TARGET", "engine")
+    monkeypatch.setenv("SPARK_CDC_TARGET", "thrift")
     assert spark_cdc(["stream", "schema-drift", "events"]) == 2
-    assert "runs on a session target" in capsys.readouterr().err
-
-
-TALK = f"{SCHEMA}.{TABLES.silver_prefix}1_1_b05e2447"  # event type "1.1": sanitized + hash
-
-
-def _land(root: Path, number: int, lines: list) -> None:
-    folder = root / f"batch_{number:04d}"
-    folder.mkdir(parents=True)
-    text = [line if isinstance(line, str) else json.dumps(line) for line in lines]
-    (folder / "part-00000.jsonl").write_text("\n".join(text) + "\n", encoding="utf-8")
+    assert "runs SQL only: this command needs a Spark session" in capsys.readouterr().err
 
 
 def test_drift_arriving_while_the_stream_runs_is_taken_in_without_a_restart(spark, tmp_path):
-    """The talk's example: `has_plugins` appears in a later file; one running query registers
-    version 2 and adds the column, gives a new event type its table, and keeps a conflicting
-    variation and a malformed line out of silver (in the registry and bronze, with why)."""
-    root = tmp_path / "landing"
-    root.mkdir()
+    """The talk's example and the other kinds of drift, taken in by one running query
+    (stream_support.drift_while_running: the same check runs on the engines)."""
     _drop_all(spark)
-    run = start_stream(
-        spark, str(root), TABLES, tmp_path / "checkpoint", trigger_interval="1 second"
-    )
-    try:
-        _land(
-            root,
-            1,
-            [
-                {"event_type": "1.1", "user_agent": "Mozilla/5.0"},
-                {"event_type": "purchase", "amount": 3, "device": {"os": "linux"}},
-            ],
-        )
-        run.query.processAllAvailable()
-        before = spark.table(TALK).columns
-        _land(
-            root,
-            2,
-            [
-                {"event_type": "1.1", "user_agent": "curl/8.5", "has_plugins": True},
-                {"event_type": "signup", "email": "a@example.com"},
-                {"event_type": "purchase", "amount": 4, "device": "pc"},
-                "{not json",
-            ],
-        )
-        run.query.processAllAvailable()
-        assert run.query.isActive  # the same query took both files in
-    finally:
-        run.query.stop()
-        run.finish()
-
-    assert "has_plugins" not in before
-    talk = spark.table(TALK)
-    assert {(r.user_agent, r.has_plugins) for r in talk.collect()} == {
-        ("Mozilla/5.0", None),
-        ("curl/8.5", True),
-    }
-    registry = spark.table(TABLES.registry)
-    versions = registry.where("event_type = '1.1'").select("schema_version", "status").collect()
-    assert sorted(tuple(r) for r in versions) == [(1, "accepted"), (2, "accepted")]
-    assert spark.table(f"{SCHEMA}.{TABLES.silver_prefix}signup").count() == 1
-    purchase = registry.where("event_type = 'purchase'").collect()
-    assert sorted(r.status for r in purchase) == ["accepted", "conflict"]
-    assert spark.table(f"{SCHEMA}.{TABLES.silver_prefix}purchase").count() == 1
-    malformed = spark.table(TABLES.bronze).where("has_parse_error").collect()
-    assert [(r.payload, r.parse_error) for r in malformed] == [("{not json", "malformed_json")]
+    drift_while_running(spark, tmp_path, TABLES)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import platform
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,25 @@ def test_docs_generate(dbt, query, project: Path, days):
     for unique_id, name in tables.items():
         (counted,) = query(f"select count(*) as n from {name}")
         assert catalog["nodes"][unique_id]["stats"]["rows"]["value"] == counted["n"], unique_id
+
+
+def test_the_schema_drift_stream(target, query, tmp_path, capsys):
+    """The stream takes drift in without a restart on the engine (on Connect its micro-batches
+    run in the server's Python worker); a SQL-only target refuses it in one line."""
+    if SQL_ONLY:
+        from spark_cdc.cli import main
+
+        assert main(["stream", "schema-drift", "events"]) == 2
+        assert "runs SQL only: this command needs a Spark session" in capsys.readouterr().err
+        return
+    from stream_support import drift_while_running
+
+    from spark_cdc.schema_drift.stream import FeedTables, check_server_python, is_connect
+    from spark_cdc.targets import session_for
+
+    spark = session_for(target)
+    if is_connect(spark):
+        assert check_server_python(spark).split(".")[:2] == platform.python_version().split(".")[:2]
+    query("drop schema if exists stream_check cascade")
+    query("create schema stream_check")
+    drift_while_running(spark, tmp_path, FeedTables("stream_check", "events", "silver__"))

@@ -416,6 +416,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from spark_cdc.home_lock import HomeInUseError
     from spark_cdc.master_check import MasterUnavailableError
     from spark_cdc.scaffold.names import AddError
+    from spark_cdc.schema_drift.stream import ServerPythonError
     from spark_cdc.targets import TargetError
 
     return (
@@ -429,6 +430,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
         TargetError,
         EngineError,
         SettingsError,
+        ServerPythonError,
     )
 
 

@@ -263,6 +263,9 @@ def serve(engine: Engine, port: int, idle_timeout: float) -> int:
     import pyspark
 
     env["SPARK_HOME"] = str(Path(pyspark.__file__).parent)
+    # The server's Python workers (a stream's foreachBatch on Connect) run this Python, which
+    # has the project's package, whatever `python3` is on the PATH.
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
     if engine.kind == "connect":
         # The token reaches the server through its environment, not its command line (which
         # any local user can read in the process list).

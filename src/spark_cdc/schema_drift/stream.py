@@ -19,12 +19,12 @@ take turns on the tables: each takes in only the files the other has not.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
@@ -101,19 +101,22 @@ def _append(frame: DataFrame, table: str, app_id: str, batch_id: int) -> None:
     )
 
 
-def _merge_registry(spark: SparkSession, rows: DataFrame, table: str) -> None:
+def _merge_registry(spark: SparkSession, rows: DataFrame, table: str, batch_id: int) -> None:
+    """Merge the registry increment on (event type, variation hash), in SQL (the same on a
+    session and on Spark Connect)."""
     if not spark.catalog.tableExists(table):
         rows.write.format("delta").saveAsTable(table)
         return
+    view = f"spark_cdc_registry_increment_{batch_id}"
+    rows.createOrReplaceTempView(view)
     condition = " and ".join(f"t.{name} = s.{name}" for name in KEY)
-    (
-        DeltaTable.forName(spark, table)
-        .alias("t")
-        .merge(rows.alias("s"), condition)
-        .whenMatchedUpdateAll()
-        .whenNotMatchedInsertAll()
-        .execute()
-    )
+    try:
+        spark.sql(
+            f"merge into {table} t using {view} s on {condition} "
+            "when matched then update set * when not matched then insert *"
+        )
+    finally:
+        spark.catalog.dropTempView(view)
 
 
 def take_in_batch(
@@ -151,7 +154,7 @@ def _take_in(
         spark, bronze, _table_or_none(spark, tables.registry), process_id, METADATA_COLUMNS
     )
     if not registry_rows.isEmpty() or not spark.catalog.tableExists(tables.registry):
-        _merge_registry(spark, registry_rows, tables.registry)
+        _merge_registry(spark, registry_rows, tables.registry, batch_id)
     log = refresh_silver(
         spark,
         bronze,
@@ -188,6 +191,18 @@ class StreamRun:
         return self.recorder.flush(self.spark, self.tables.stream_progress)
 
 
+def is_connect(spark: SparkSession) -> bool:
+    """Whether ``spark`` is a Spark Connect client (foreachBatch then runs on the server)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def _connect_batch(
+    lines: DataFrame, batch_id: int, *, tables: FeedTables, app_id: str, process_id: str
+) -> None:
+    """foreachBatch on Spark Connect: runs in the server's Python worker, on its session."""
+    take_in_batch(lines.sparkSession, lines, batch_id, tables, app_id, process_id)
+
+
 def start_stream(
     spark: SparkSession,
     root: str,
@@ -199,12 +214,20 @@ def start_stream(
     max_files_per_trigger: int | None = None,
     after_batch: Callable[[int], None] | None = None,
 ) -> StreamRun:
-    """Start the query (``available_now``: take in what is landed, then stop)."""
+    """Start the query (``available_now``: take in what is landed, then stop).
+
+    On a session, each micro-batch runs in this process and ``after_batch`` after it; on Spark
+    Connect the batch runs in the server's Python worker (:func:`check_server_python` first),
+    and the progress reports and ``after_batch`` are handled here as each report arrives."""
     process_id = f"stream-{uuid.uuid4()}"
     # The checkpoint names the query: replays of its batches after a restart are recognized.
     app_id = f"spark_cdc.schema_drift/{checkpoint.resolve()}"
     name = f"schema_drift_{tables.feed}"
+    remote = is_connect(spark)
     recorder = ProgressRecorder(name, checkpoint / "status.json", process_id)
+    if remote:
+        check_server_python(spark)
+        recorder.write_each_report(spark, tables.stream_progress, after_batch)
     spark.streams.addListener(recorder)
 
     def each_batch(lines: DataFrame, batch_id: int) -> None:
@@ -214,11 +237,16 @@ def start_stream(
         if after_batch is not None:
             after_batch(batch_id)
 
+    batch_function = (
+        functools.partial(_connect_batch, tables=tables, app_id=app_id, process_id=process_id)
+        if remote
+        else each_batch
+    )
     writer = (
         landing_lines(spark, root, max_files_per_trigger)
         .writeStream.queryName(name)
         .option("checkpointLocation", str(checkpoint))
-        .foreachBatch(each_batch)
+        .foreachBatch(batch_function)
     )
     writer = (
         writer.trigger(availableNow=True)
@@ -226,3 +254,47 @@ def start_stream(
         else writer.trigger(processingTime=trigger_interval)
     )
     return StreamRun(spark, writer.start(), recorder, tables)
+
+
+class ServerPythonError(RuntimeError):
+    """The Spark Connect server cannot run the stream's micro-batches in Python."""
+
+
+def _server_python() -> str:
+    """In the server's Python worker: its version, and whether it has the project's package."""
+    import platform
+
+    try:
+        import spark_cdc  # noqa: F401
+    except ImportError:
+        return f"{platform.python_version()} without spark_cdc"
+    return platform.python_version()
+
+
+def check_server_python(spark: SparkSession) -> str:
+    """The Python version of the Connect server's workers, checked against this client's:
+    foreachBatch runs the stream's code there, so the minor versions must match and the
+    worker's Python must have spark_cdc (and its pinned pyspark) installed."""
+    import platform
+
+    from pyspark.errors import PySparkException
+    from pyspark.sql.types import StringType
+
+    client = platform.python_version()
+    probe = F.udf(_server_python, StringType())
+    try:
+        server = spark.range(1).select(probe()).first()[0]
+    except PySparkException as error:
+        first = str(error).strip().splitlines()[0]
+        raise ServerPythonError(
+            f"the Spark Connect server could not run Python {client} code for the stream's "
+            f"micro-batches ({first}): its Python workers (PYSPARK_PYTHON on the server) must be "
+            f"Python {'.'.join(client.split('.')[:2])} with spark_cdc installed"
+        ) from None
+    if server.split(".")[:2] != client.split(".")[:2] or "without" in server:
+        raise ServerPythonError(
+            f"the Spark Connect server's Python workers run Python {server}; this client runs "
+            f"Python {client}: foreachBatch needs the same minor version on both, with spark_cdc "
+            "installed on the server (set PYSPARK_PYTHON for the server)"
+        )
+    return server

@@ -94,19 +94,12 @@ def add_stream_parser(commands: argparse._SubParsersAction) -> None:
 
 def run_schema_drift_stream(args: argparse.Namespace) -> int:
     """Run the query until it stops (``--available-now``) or is interrupted."""
-    from spark_cdc.targets import current_target, session_for
+    from spark_cdc.targets import session_for
 
-    target = current_target()
-    if target.method != "session":
-        raise SettingsError(
-            f"spark-cdc stream runs on a session target (the embedded runtime or a cluster), not "
-            f"on target {target.name} (method {target.method}): set SPARK_CDC_TARGET=local or "
-            f"pass --target local"
-        )
+    spark = session_for()  # a SQL-only target is refused here, before anything runs
     parsed = run_dbt(["parse", "--quiet"])
     settings = feed_settings(parsed.result, args.feed)
     checkpoint = args.checkpoint or default_home() / "streams" / "schema_drift" / args.feed
-    spark = session_for()
     monitoring = ["run", "--quiet", "--select", *settings.monitoring]
 
     def refresh_monitoring(batch_id: int) -> None:

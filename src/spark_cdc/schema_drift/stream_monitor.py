@@ -11,7 +11,9 @@ Two Delta tables beside the feed's tables, both appended once per micro-batch:
 The listener only queues the progress reports and writes a small status file (the latest
 figures, for ``spark-cdc stream status`` while the stream runs); the queued reports are written
 to the progress table by the query's own thread at the start of the next micro-batch and when
-the query stops, never from Spark's listener thread.
+the query stops, never from Spark's listener thread. On Spark Connect the micro-batches run in
+the server's Python worker and listener events reach the client on a thread of its own: there
+each report is written as it arrives.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -109,6 +112,16 @@ class ProgressRecorder(StreamingQueryListener):
         self.query_id: str | None = None
         # Set by the query's termination event, which Spark posts after its last progress.
         self.terminated = threading.Event()
+        self._writes_to: tuple[SparkSession, str] | None = None
+        self._after_batch: Callable[[int], None] | None = None
+
+    def write_each_report(
+        self, spark: SparkSession, table: str, after_batch: Callable[[int], None] | None
+    ) -> None:
+        """Write each report as it arrives, then call ``after_batch`` with its batch id (on
+        Spark Connect: listener events reach this client, not the query's thread)."""
+        self._writes_to = (spark, table)
+        self._after_batch = after_batch
 
     def onQueryStarted(self, event: Any) -> None:
         if event.name == self.query_name:
@@ -134,6 +147,10 @@ class ProgressRecorder(StreamingQueryListener):
                 "batch_duration_ms": row[7],
             }
         )
+        if self._writes_to is not None and row[4] > 0:
+            self.flush(*self._writes_to)
+            if self._after_batch is not None:
+                self._after_batch(row[2])
 
     def onQueryIdle(self, event: Any) -> None:
         pass
