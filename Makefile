@@ -40,6 +40,7 @@ bench: setup
 	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_hash_cdc.py
 	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_change_events.py
 	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_schema_drift.py
+	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_schema_drift_stream.py
 
 docs: setup
 	$(BIN)/dbt docs generate

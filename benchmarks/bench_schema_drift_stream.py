@@ -1,0 +1,221 @@
+"""Schema drift streaming: sustained events/s and landing-to-silver latency of the stream.
+
+Generated JSON events (``--event-types`` types whose schemas drift: a new variation every
+``--minutes * 60 / --drift-steps`` seconds in ``--new-variation-rate`` of the events, new event
+types after the first step, type conflicts and malformed lines in the last) land in the feed's
+folder at ``--rate`` events per second, one file every ``--file-every`` seconds, for
+``--minutes``, while one Structured Streaming query (:func:`spark_cdc.schema_drift.stream.
+start_stream`, the code ``spark-cdc stream schema-drift`` runs) takes them into bronze, the
+registry and silver, a micro-batch every ``--trigger-interval``.
+
+The files are generated before the clock starts; landing one is a rename into the landing folder
+with its modification time set to that instant. Measured by this script, not by the stream's own
+monitoring: each file's landing time (its clock) and the end of the micro-batch that took the
+file in (the query's ``foreachBatch`` returned: bronze, registry, silver and their logs
+committed), matched through bronze's load of each file. Latency of an event = end of its batch
+minus landing of its file; p50/p95/max over every event, and p95 per minute of landing (flat when
+the stream keeps up with the arrivals, growing when it falls behind). Throughput: events / (end
+of the last batch - first landing), and the capacity, events / the batches' summed durations.
+
+Checked: bronze holds every generated line once, and every event of an accepted variation is in
+its silver table.
+
+Usage: ``python benchmarks/bench_schema_drift_stream.py --rate 8000 --minutes 5``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
+from _common import jvm_peak_rss_mib, save_results
+from pyspark.sql import functions as F
+
+from spark_cdc.generators.json_events import JsonEventSpec, generate_batches
+from spark_cdc.runtime import get_or_create_session
+from spark_cdc.schema_drift.stream import FeedTables, start_stream
+
+DATABASE = "bench_schema_drift_stream"
+TABLES = FeedTables(DATABASE, "bench", "silver__")
+
+
+def _stage_files(spec: JsonEventSpec, per_file: int, staged: Path) -> list[tuple[Path, int]]:
+    """The generated lines in arrival order, ``per_file`` a file: (path, lines) of each."""
+    batches, _ = generate_batches(spec, show_progress=True)
+    lines = [line for batch in batches for line in batch]
+    staged.mkdir(parents=True)
+    files = []
+    for number, start in enumerate(range(0, len(lines), per_file)):
+        chunk = lines[start : start + per_file]
+        path = staged / f"part-{number:05d}.jsonl"
+        path.write_text("\n".join(chunk) + "\n", encoding="utf-8")
+        files.append((path, len(chunk)))
+    return files
+
+
+def _land(files: list[tuple[Path, int]], landing: Path, every: float, landed: dict) -> None:
+    """Move each staged file into its own folder of the landing folder on schedule."""
+    started = time.time()
+    for number, (path, _) in enumerate(files):
+        delay = started + number * every - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        folder = landing / f"batch_{number:05d}"
+        folder.mkdir(parents=True)
+        now = time.time()
+        os.utime(path, (now, now))
+        os.rename(path, folder / "part-00000.jsonl")
+        landed[folder.name] = now
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rate", type=int, default=8000, help="events landed per second")
+    parser.add_argument("--minutes", type=float, default=5.0, help="how long events land")
+    parser.add_argument("--file-every", type=float, default=1.0, help="seconds between files")
+    parser.add_argument("--event-types", type=int, default=50)
+    parser.add_argument("--drift-steps", type=int, default=10, help="new variations over the run")
+    parser.add_argument("--new-variation-rate", type=float, default=0.05)
+    parser.add_argument("--trigger-interval", default="10 seconds")
+    args = parser.parse_args()
+
+    seconds = int(args.minutes * 60)
+    per_file = int(args.rate * args.file_every)
+    files_count = int(seconds / args.file_every)
+    spec = JsonEventSpec(
+        events=per_file * files_count,
+        event_types=args.event_types,
+        new_event_types=2,
+        batches=args.drift_steps,
+        new_variation_rate=args.new_variation_rate,
+        malformed_rate=0.001,
+        type_conflicts=True,
+        seed=11,
+    )
+    work = Path(tempfile.mkdtemp(prefix="bench_schema_drift_stream_"))
+    spark = get_or_create_session()
+    try:
+        files = _stage_files(spec, per_file, work / "staged")
+        total = sum(lines for _, lines in files)
+        spark.sql(f"drop database if exists {DATABASE} cascade")
+        spark.sql(f"create database {DATABASE}")
+        landing = work / "landing"
+        landing.mkdir()
+
+        ends: list[float] = []
+        run = start_stream(
+            spark,
+            str(landing),
+            TABLES,
+            work / "checkpoint",
+            trigger_interval=args.trigger_interval,
+            after_batch=lambda _batch: ends.append(time.time()),
+        )
+        landed: dict[str, float] = {}
+        lander = threading.Thread(
+            target=_land, args=(files, landing, args.file_every, landed), daemon=True
+        )
+        print(f"landing {total:,} events over {seconds} s ({args.rate:,}/s)", flush=True)
+        lander.start()
+        while lander.is_alive():
+            lander.join(30)
+            print(f"  {len(landed)} files landed, {len(ends)} micro-batches done", flush=True)
+        run.query.processAllAvailable()
+        run.query.stop()
+        run.finish()
+        if run.query.exception() is not None:
+            raise run.query.exception()
+        peak = jvm_peak_rss_mib(spark)
+
+        bronze = spark.table(TABLES.bronze)
+        per_file_load = (
+            bronze.groupBy("batch_id", "load_seq").agg(F.count(F.lit(1)).alias("events")).collect()
+        )
+        loads = sorted({row.load_seq for row in per_file_load})
+        if loads != list(range(1, len(ends) + 1)):
+            raise RuntimeError(f"{len(ends)} batches ended but bronze holds loads {loads[:5]}...")
+        if sum(row.events for row in per_file_load) != total:
+            raise RuntimeError("bronze does not hold every generated line once")
+        if Counter(row.batch_id for row in per_file_load) != Counter(list(landed)):
+            raise RuntimeError("a landed file is missing from bronze or split across loads")
+        weights = [row.events for row in per_file_load]
+        latencies = np.repeat(
+            [ends[row.load_seq - 1] - landed[row.batch_id] for row in per_file_load], weights
+        )
+        minute_of = np.repeat(
+            [int((landed[row.batch_id] - min(landed.values())) // 60) for row in per_file_load],
+            weights,
+        )
+        p95_by_minute = [
+            float(np.percentile(latencies[minute_of == minute], 95))
+            for minute in range(int(minute_of.max()) + 1)
+        ]
+
+        accepted = spark.table(TABLES.registry).where("status = 'accepted'")
+        expected_silver = (
+            bronze.where("parse_error is null")
+            .join(accepted.select("event_type", "variation_hash"), ["event_type", "variation_hash"])
+            .count()
+        )
+        silver_tables = [
+            t.name for t in spark.catalog.listTables(DATABASE) if t.name.startswith("silver__")
+        ]
+        silver_rows = sum(spark.table(f"{DATABASE}.{name}").count() for name in silver_tables)
+        if silver_rows != expected_silver:
+            raise RuntimeError(f"silver holds {silver_rows} rows, {expected_silver} expected")
+
+        first, last_landing, last_end = min(landed.values()), max(landed.values()), ends[-1]
+        durations = [
+            row.batch_duration_ms / 1000 for row in spark.table(TABLES.stream_progress).collect()
+        ]
+        result = {
+            "rate_landed_per_s": args.rate,
+            "minutes": args.minutes,
+            "event_types": args.event_types,
+            "drift_steps": args.drift_steps,
+            "trigger_interval": args.trigger_interval,
+            "events": total,
+            "micro_batches": len(ends),
+            "silver_tables": len(silver_tables),
+            "events_per_s": total / (last_end - first),
+            "capacity_events_per_s": total / sum(durations),
+            "drain_after_last_landing_s": last_end - last_landing,
+            "latency_s": {
+                "p50": float(np.percentile(latencies, 50)),
+                "p95": float(np.percentile(latencies, 95)),
+                "max": float(latencies.max()),
+                "p95_by_landing_minute": p95_by_minute,
+            },
+            "batch_duration_s": {
+                "median": float(np.median(durations)),
+                "max": float(max(durations)),
+            },
+            "peak_jvm_mib": peak,
+        }
+        latency, batch = result["latency_s"], result["batch_duration_s"]
+        print(
+            f"{total:,} events in {len(ends)} micro-batches: {result['events_per_s']:,.0f} "
+            f"events/s end to end (capacity {result['capacity_events_per_s']:,.0f}/s); "
+            f"latency p50 {latency['p50']:.1f} s, p95 {latency['p95']:.1f} s, max "
+            f"{latency['max']:.1f} s; batch duration median {batch['median']:.1f} s, max "
+            f"{batch['max']:.1f} s; {len(silver_tables)} silver tables; peak JVM {peak:,.0f} "
+            "MiB; p95 by landing minute " + ", ".join(f"{value:.0f}" for value in p95_by_minute)
+        )
+        save_results(f"schema_drift_stream_{args.rate}", result)
+    finally:
+        spark.sql(f"drop database if exists {DATABASE} cascade")
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
