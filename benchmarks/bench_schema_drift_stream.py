@@ -210,7 +210,8 @@ def main() -> int:
             f"{batch['max']:.1f} s; {len(silver_tables)} silver tables; peak JVM {peak:,.0f} "
             "MiB; p95 by landing minute " + ", ".join(f"{value:.0f}" for value in p95_by_minute)
         )
-        save_results(f"schema_drift_stream_{args.rate}", result)
+        name = f"schema_drift_stream_{args.rate}_{args.minutes:g}min_{args.drift_steps}steps"
+        save_results(name, result)
     finally:
         spark.sql(f"drop database if exists {DATABASE} cascade")
         shutil.rmtree(work, ignore_errors=True)
