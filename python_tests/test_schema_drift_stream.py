@@ -17,7 +17,7 @@ from stream_support import drift_while_running
 
 from spark_cdc.cli import main as spark_cdc
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
-from spark_cdc.schema_drift.stream import FeedTables, start_stream
+from spark_cdc.schema_drift.stream import FeedTables, server_python_problem, start_stream
 
 SCHEMA = "spark_cdc"
 TABLES = FeedTables(SCHEMA, "events", "schema_drift_silver__events__")
@@ -226,3 +226,22 @@ def test_drift_arriving_while_the_stream_runs_is_taken_in_without_a_restart(spar
     (stream_support.drift_while_running: the same check runs on the engines)."""
     _drop_all(spark)
     drift_while_running(spark, tmp_path, TABLES)
+
+
+@pytest.mark.parametrize(
+    ("client", "server", "refused"),
+    [
+        ("3.11.7", "3.11.2", False),  # patch releases may differ
+        ("3.11.7", "3.12.1", True),  # another minor version
+        ("3.11.7", "3.10.14", True),
+        ("3.11.7", "3.11.7 without spark_cdc", True),  # the package is not on the server
+    ],
+)
+def test_a_connect_server_whose_python_cannot_run_the_batches_is_refused(client, server, refused):
+    """On Spark Connect the micro-batches run in the server's Python: the check's verdict
+    (what the engine suite's check found on the warm engine is the accepted case)."""
+    problem = server_python_problem(client, server)
+    assert (problem is not None) == refused
+    if refused:
+        assert f"run Python {server}" in problem and f"runs Python {client}" in problem
+        assert "PYSPARK_PYTHON" in problem

@@ -271,6 +271,18 @@ def _server_python() -> str:
     return platform.python_version()
 
 
+def server_python_problem(client: str, server: str) -> str | None:
+    """Why a server whose Python workers report ``server`` cannot run this client's
+    micro-batches (None when it can): another minor version, or no spark_cdc there."""
+    if server.split(".")[:2] == client.split(".")[:2] and "without" not in server:
+        return None
+    return (
+        f"the Spark Connect server's Python workers run Python {server}; this client runs "
+        f"Python {client}: foreachBatch needs the same minor version on both, with spark_cdc "
+        "installed on the server (set PYSPARK_PYTHON for the server)"
+    )
+
+
 def check_server_python(spark: SparkSession) -> str:
     """The Python version of the Connect server's workers, checked against this client's:
     foreachBatch runs the stream's code there, so the minor versions must match and the
@@ -291,10 +303,7 @@ def check_server_python(spark: SparkSession) -> str:
             f"micro-batches ({first}): its Python workers (PYSPARK_PYTHON on the server) must be "
             f"Python {'.'.join(client.split('.')[:2])} with spark_cdc installed"
         ) from None
-    if server.split(".")[:2] != client.split(".")[:2] or "without" in server:
-        raise ServerPythonError(
-            f"the Spark Connect server's Python workers run Python {server}; this client runs "
-            f"Python {client}: foreachBatch needs the same minor version on both, with spark_cdc "
-            "installed on the server (set PYSPARK_PYTHON for the server)"
-        )
+    problem = server_python_problem(client, server)
+    if problem:
+        raise ServerPythonError(problem)
     return server
