@@ -38,6 +38,7 @@ from typing import Any
 
 import psutil
 
+from spark_cdc.class_archive import add_to_driver_options
 from spark_cdc.engine_warmup import warmup_rounds
 from spark_cdc.home_lock import HomeInUseError, acquire_home, holder_of, lock_descriptor
 from spark_cdc.jars import delta_jars, fetch_delta_jars
@@ -190,7 +191,11 @@ def server_command(engine: Engine, port: int, master: str = DEFAULT_MASTER) -> l
 
     spark_home = Path(pyspark.__file__).parent
     settings = session_settings(engine.home, master)
-    jars = ",".join(str(jar) for jar in (delta_jars() or fetch_delta_jars()))
+    jar_paths = delta_jars() or fetch_delta_jars()
+    jars = ",".join(str(jar) for jar in jar_paths)
+    if engine.kind == "connect":
+        # The Connect server's class path is the embedded runtime's: the same archive serves it.
+        add_to_driver_options(settings, jar_paths)
     settings.update(
         {
             "spark.jars": jars,

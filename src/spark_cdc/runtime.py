@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from spark_cdc.class_archive import add_to_driver_options
 from spark_cdc.home_lock import acquire_home
 from spark_cdc.jars import delta_jars, fetch_delta_jars
 from spark_cdc.master_check import check_reachable, wait_for_executors
@@ -136,6 +137,7 @@ def get_or_create_session(
     jars = delta_jars() or fetch_delta_jars()
     settings = session_settings(home, master or os.environ.get("SPARK_CDC_MASTER", DEFAULT_MASTER))
     settings["spark.jars"] = ",".join(str(jar) for jar in jars)
+    add_to_driver_options(settings, jars)
     settings.update(driver_address_settings(settings["spark.master"]))
     for key, value in (extra or {}).items():
         settings[str(key)] = str(value)

@@ -1,0 +1,86 @@
+"""The JVM class archive: which options the driver gets, and a real session mapping its classes
+from the archive the setup step built."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from support import command_env, run_command
+
+from spark_cdc import class_archive
+from spark_cdc.class_archive import DUMP_SETTING, SETTING, archive_key, driver_java_options
+
+
+@pytest.fixture
+def jars(tmp_path: Path) -> list[Path]:
+    jar = tmp_path / "delta-spark.jar"
+    jar.write_bytes(b"x" * 10)
+    return [jar]
+
+
+@pytest.fixture
+def archive_dir(tmp_path: Path, monkeypatch) -> Path:
+    folder = tmp_path / "archives"
+    folder.mkdir()
+    monkeypatch.setenv("SPARK_CDC_CLASS_ARCHIVE_DIR", str(folder))
+    monkeypatch.delenv(SETTING, raising=False)
+    monkeypatch.delenv(DUMP_SETTING, raising=False)
+    return folder
+
+
+def test_no_archive_no_option(archive_dir, jars):
+    assert driver_java_options(jars) == []
+
+
+def test_an_archive_that_is_there_is_mapped_quietly(archive_dir, jars):
+    archive = class_archive.archive_file(jars)
+    assert archive is not None and archive.parent == archive_dir
+    archive.write_bytes(b"")
+    options = driver_java_options(jars)
+    assert options[0] == f'-XX:SharedArchiveFile="{archive}"'
+    assert "-Xlog:cds=off" in options[1]
+
+
+def test_turned_off_it_is_not_mapped(archive_dir, jars, monkeypatch):
+    class_archive.archive_file(jars).write_bytes(b"")
+    monkeypatch.setenv(SETTING, "0")
+    assert driver_java_options(jars) == []
+
+
+def test_while_building_the_jvm_writes_it_at_exit(archive_dir, jars, monkeypatch):
+    monkeypatch.setenv(DUMP_SETTING, "/tmp/a b/partial.jsa")
+    assert driver_java_options(jars)[0] == '-XX:ArchiveClassesAtExit="/tmp/a b/partial.jsa"'
+
+
+def test_another_jar_or_java_gives_another_archive(jars, tmp_path):
+    java = class_archive.java_binary()
+    assert java is not None
+    before = archive_key(java, jars)
+    jars[0].write_bytes(b"y" * 11)
+    assert archive_key(java, jars) != before
+    other_java = tmp_path / "java"
+    other_java.write_bytes(b"")
+    assert archive_key(other_java, jars) != archive_key(java, jars)
+
+
+def test_a_session_loads_most_classes_from_the_archive(tmp_path):
+    """A new embedded process (as every plain command starts) with the archive the setup step
+    built: the JVM's own class-load log says where each class came from."""
+    assert class_archive.build_archive() is not None
+    log = tmp_path / "classes.log"
+    script = (
+        "from spark_cdc.runtime import get_or_create_session\n"
+        "spark = get_or_create_session()\n"
+        "spark.range(5).write.format('delta').saveAsTable('default.archived')\n"
+    )
+    env = command_env(tmp_path / "home", JDK_JAVA_OPTIONS=f"-Xlog:class+load=info:file={log}")
+    done = run_command([sys.executable, "-c", script], env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = log.read_text().splitlines()
+    archived = [line for line in lines if "source: shared objects file (top)" in line]
+    # Spark's, Hive's and Delta's classes: the dynamic archive's layer, not the JDK's own.
+    assert len(archived) > 10_000, len(archived)
+    assert any("org.apache.spark.sql.delta." in line for line in archived)
+    assert any("org.apache.spark.sql.SparkSession " in line for line in archived)
