@@ -10,6 +10,8 @@ Every valid, de-duplicated event becomes actions on keys:
 Applied one by one in position order (event_ts, event_seq, fingerprint), the value of a key only
 depends on the last action on that key, so one window over the actions partitioned by key gives
 every version (valid_from = its position, valid_to = the next action's, is_current = last).
+The fingerprint is compared as its 32 bytes, in the same order as its hex text (half the bytes to
+shuffle and sort).
 
 created_at is the only value that crosses keys. Within a key, consecutive upserts form a *run*
 that shares created_at; a run starts at an upsert after nothing or a delete (created_at = its
@@ -17,7 +19,8 @@ event_ts), at a restored row (its stored created_at) or at a move in. A move in 
 created_at from the source key's run when the source row was live (the move-out D's previous
 action is a U), otherwise from the key's own previous run when that was live, otherwise it is
 its own event_ts. These "inherits from" links exist for key-changing events only; pointer
-jumping resolves chains of L links in ceil(log2 L) broadcast self-joins of that link table.
+jumping resolves chains of L links in ceil(log2 L) broadcast self-joins of that link table; a
+feed in which no event changes a key does no link work at all.
 
 Restored rows (``base``: initial rows, or versions live at an incremental run's horizon) are
 actions positioned at their valid_from, before any event of that instant, with their stored
@@ -59,7 +62,7 @@ def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) ->
     common = {
         "_ts": F.col("event_ts"),
         "_seq": F.coalesce(F.col("event_seq"), F.lit(0)).cast("long"),
-        "_fp": F.col("event_fingerprint"),
+        "_fp": F.unhex(F.col("event_fingerprint")),
         "event_seq": F.col("event_seq").cast("long"),
         "_restore": F.lit(False),
         "_restore_created": F.lit(None).cast("timestamp"),
@@ -102,7 +105,7 @@ def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) ->
         F.lit(False).alias("_is_out"),
         F.col("valid_from").alias("_ts"),
         F.lit(BEFORE_ANY_EVENT).cast("long").alias("_seq"),
-        F.coalesce(F.col("event_fingerprint"), F.lit("")).alias("_fp"),
+        F.coalesce(F.unhex(F.col("event_fingerprint")), F.lit(bytearray())).alias("_fp"),
         F.col("event_seq").cast("long"),
         F.lit(True).alias("_restore"),
         F.col("created_at").alias("_restore_created"),
@@ -260,12 +263,17 @@ def resolve_versions(
     actions = _actions(events, base, schema)
     acts = _windowed(actions.repartition(_partitions(actions.sparkSession), "_key"))
     acts = keep(acts, "change_events.actions")
-    links = _resolve_links(acts, _links(acts))
-    resolved = acts.join(
-        F.broadcast(links),
-        (F.col("_key") == F.col("node_key")) & (F.col("_run") == F.col("node_run")),
-        "left",
-    )
+    if acts.where(F.col("_src").isNotNull()).isEmpty():
+        # No event moves a key: no run inherits created_at from another, no link work.
+        resolved = acts.withColumn("link_created", F.lit(None).cast("timestamp"))
+    else:
+        links = _resolve_links(acts, _links(acts))
+        resolved = acts.join(
+            F.broadcast(links),
+            (F.col("_key") == F.col("node_key")) & (F.col("_run") == F.col("node_run")),
+            "left",
+        )
+    fingerprint = F.lower(F.hex("_fp"))
     upsert = F.col("_kind") == "U"
     columns = [
         (F.col("_key")[c] if c in schema.keys else F.col("_values")[c]).alias(c)
@@ -280,10 +288,10 @@ def resolve_versions(
         (~upsert).alias("is_deleted"),
         F.col("_next_ts").isNull().alias("is_current"),
         "event_seq",
-        F.when(F.col("_fp") != "", F.col("_fp")).alias("event_fingerprint"),
+        F.when(F.length("_fp") > 0, fingerprint).alias("event_fingerprint"),
         F.when(F.col("_restore"), F.col("_stored_version"))
-        .when(F.col("_is_out"), F.concat(F.col("_fp"), F.lit(":out")))
-        .otherwise(F.col("_fp"))
+        .when(F.col("_is_out"), F.concat(fingerprint, F.lit(":out")))
+        .otherwise(fingerprint)
         .alias("version_id"),
         F.coalesce("is_ambiguous_stored", "_ambiguous").alias("is_ambiguous"),
         F.lit(process_id).alias("process_id"),
