@@ -21,9 +21,15 @@ from pyspark.sql import functions as F
 
 from spark_cdc.change_events.feed import feed_frame
 from spark_cdc.change_events.model import ChangeEvent, TargetSchema, fingerprint, validate
-from spark_cdc.change_events.normalize import normalize_events
-from spark_cdc.change_events.pipeline import SourceConfig, history_increment, ledger_increment
+from spark_cdc.change_events.normalize import REASON, normalize_events
+from spark_cdc.change_events.pipeline import (
+    SourceConfig,
+    history_increment,
+    initial_versions,
+    ledger_increment,
+)
 from spark_cdc.change_events.reference import StateRow, resolve_reference
+from spark_cdc.change_events.resolve import resolve_feed
 
 PEOPLE = SourceConfig("people", TargetSchema({"id": "string", "name": "string"}, ("id",)))
 VALUES = SourceConfig("values", TargetSchema({"id": "string", "value": "string"}, ("id",)))
@@ -183,6 +189,49 @@ def test_incremental_and_full_runs_equal_the_sequential_reference(spark, data):
     columns = [c for c in history.columns if c not in ("process_id", "row_hash")]
     assert rebuilt.select(columns).exceptAll(history.select(columns)).isEmpty()
     assert history.select(columns).exceptAll(rebuilt.select(columns)).isEmpty()
+
+
+@settings(
+    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_the_one_shot_resolver_equals_the_reference_and_quarantines_events_as_they_came(
+    spark, data
+):
+    """resolve.resolve_feed (what the benchmarks time): every version as the reference gives it;
+    a malformed event comes back with the feed's own columns and its reason."""
+    generated = [data.draw(streams(stream)) for stream in range(1, 5)]
+    existing = {key: row for rows, _ in generated for key, row in rows.items()}
+    malformed = [
+        ChangeEvent("upsert", at(5), None, ("id", "name", "amount"), ("101", "x", "1")),
+        ChangeEvent("update", at(6), 2, None, None, ("id",), ("102",)),
+    ]
+    batches = [*(b for _, stream in generated for b in stream), malformed]
+    events = [e for batch in batches for e in batch]
+    expected = resolve_reference(existing, events, ROWS)
+    rows = initial_frame(spark, existing, ROWS)
+    initial = None if rows is None else initial_versions(rows, ROWS, "p")
+    feed = feed_frame(spark, list(enumerate(batches)))
+
+    versions, quarantined = resolve_feed(feed, ROWS, HIGH, initial)
+    assert state_of(versions, ROWS) == expected_state(expected, ROWS)
+    assert versions_of(versions, ROWS) == expected_versions(expected, ROWS)
+    got = sorted(
+        (r.change_type, r.event_ts, r.column_names, r.column_values, r.old_key_values, r[REASON])
+        for r in quarantined.collect()
+    )
+    want = sorted(
+        (
+            e.change_type,
+            e.event_ts,
+            None if e.column_names is None else list(e.column_names),
+            None if e.column_values is None else list(e.column_values),
+            None if e.old_key_values is None else list(e.old_key_values),
+            reason,
+        )
+        for e, reason in expected.quarantined
+    )
+    assert got == want and len(got) >= len(malformed)
 
 
 def test_events_later_than_the_allowed_lateness_are_quarantined_the_same_way_in_a_rebuild(spark):

@@ -325,6 +325,12 @@ def current_changes(
     return _as_current(changed, schema, F.col("is_deleted").alias("_is_deleted"))
 
 
+# What resolve_versions reads of a normalized event (normalize.normalize_events).
+RESOLVER_INPUTS = frozenset(
+    ("change_kind", "event_ts", "event_seq", "event_fingerprint", "image", "old_key")
+)
+
+
 def resolve_feed(
     feed: DataFrame,
     schema: TargetSchema,
@@ -339,7 +345,17 @@ def resolve_feed(
     resolver's window); the current state is current_rows(versions)."""
     from spark_cdc.change_events.normalize import REASON, normalize_events
 
+    inputs = RESOLVER_INPUTS | {REASON}
+
     events = normalize_events(feed, schema)
+    # Only a quarantined event needs the feed's own columns (the quarantine shows them as they
+    # came): a valid event keeps what the resolver reads, so the kept frame is narrow.
+    events = events.select(
+        *(
+            F.col(c) if c in inputs else F.when(F.col(REASON).isNotNull(), F.col(c)).alias(c)
+            for c in events.columns
+        )
+    )
     # Kept: both outputs filter on the reason, which the optimizer would otherwise inline into
     # each filter (every image text and cast evaluated again).
     events = keep(events, "change_events.normalized")
