@@ -31,6 +31,7 @@ sources:
       - name: zones
       - name: widened
       - name: renamed_meta
+      - name: new_column_new_record
 """
 
 SNAPSHOTS_YML = """
@@ -66,6 +67,9 @@ snapshots:
   - name: sc_renamed_meta
     relation: source('scenarios', 'renamed_meta')
     config: {unique_key: id, strategy: timestamp, updated_at: updated_at}
+  - name: sc_new_column_new_record
+    relation: source('scenarios', 'new_column_new_record')
+    config: {unique_key: id, strategy: timestamp, updated_at: updated_at, hard_deletes: new_record}
 """
 
 T1, T2, T3 = "2026-01-01 08:00:00", "2026-01-02 08:00:00", "2026-01-03 08:00:00"
@@ -331,3 +335,41 @@ def test_renamed_meta_columns_on_an_existing_table_are_refused_before_any_write(
         assert [r["name"] for r in _rows(spark, "fixed", "sc_renamed_meta")] == ["Ann"]
     finally:
         snapshots.write_text(original)
+
+
+def test_a_new_source_column_with_new_record_deletes(spark, runs):
+    # dbt-adapters#1656/#1702 (the UNION of new_record deletions breaks on a new column): a column
+    # added to the source on a day that also deletes a key. The column is added to the table; the
+    # update gets its value, the deletion row keeps the deleted row's values (the new column
+    # null: the row never had one).
+    _source(spark, "new_column_new_record", PEOPLE, [(1, "Ann", T1), (2, "Ben", T1)])
+    for which in runs:
+        _snapshot(runs, which, "sc_new_column_new_record")
+    _source(
+        spark,
+        "new_column_new_record",
+        "id int, name string, updated_at timestamp, email string",
+        [(1, "Annie", T2, "annie@example.com")],
+    )
+    fixed = _snapshot(runs, "fixed", "sc_new_column_new_record", expect_success=False)
+    stock = _snapshot(runs, "stock", "sc_new_column_new_record", expect_success=False)
+    assert fixed.success, _failure(fixed)
+    rows = sorted(
+        (r["id"], r["name"], r["email"], r["dbt_is_deleted"], r["dbt_valid_to"] is None)
+        for r in _rows(spark, "fixed", "sc_new_column_new_record")
+    )
+    assert rows == [
+        (1, "Ann", None, False, False),
+        (1, "Annie", "annie@example.com", False, True),
+        (2, "Ben", None, False, False),
+        (2, "Ben", None, True, True),
+    ]
+    # Stock takes the new column too (dbt-spark 1.11 does not break here), but its deletion row
+    # loses the deleted key (dbt-adapters#1401, as above).
+    assert stock.success, _failure(stock)
+    deletions = [
+        r
+        for r in _rows(spark, "stock", "sc_new_column_new_record")
+        if r["dbt_is_deleted"] == "True"
+    ]
+    assert [(r["id"], r["name"]) for r in deletions] == [(None, None)]
