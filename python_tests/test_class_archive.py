@@ -54,6 +54,16 @@ def test_while_building_the_jvm_writes_it_at_exit(archive_dir, jars, monkeypatch
     assert driver_java_options(jars)[0] == '-XX:ArchiveClassesAtExit="/tmp/a b/partial.jsa"'
 
 
+def test_another_virtualenv_gives_another_archive(jars, tmp_path, monkeypatch):
+    import pyspark
+
+    java = class_archive.java_binary()
+    here = archive_key(java, jars)
+    other = tmp_path / "other-venv" / "pyspark" / "__init__.py"
+    monkeypatch.setattr(pyspark, "__file__", str(other))
+    assert archive_key(java, jars) != here
+
+
 def test_another_jar_or_java_gives_another_archive(jars, tmp_path):
     java = class_archive.java_binary()
     assert java is not None

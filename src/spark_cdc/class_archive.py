@@ -9,9 +9,10 @@ took 6-8 s less.
 The setup step builds the archive (``python -m spark_cdc.class_archive``): a scratch session runs
 the statements dbt commands run, the JVM writes the archive when it exits, and only then is the
 file moved into place (a half-written archive would crash the JVM that maps it). The archive is
-named after the Java binary, pyspark and the Delta jars, so an upgrade of any of them gives a new
-name and the old archive is simply not used. A missing archive costs nothing: the JVM starts as
-it always did. ``SPARK_CDC_CLASS_ARCHIVE=0`` turns it off.
+named after the Java binary, pyspark (version and folder) and the Delta jars, so an upgrade of any
+of them, or another virtualenv, gives a new name and the old archive is simply not used. A
+missing archive costs nothing: the JVM starts as it always did. ``SPARK_CDC_CLASS_ARCHIVE=0``
+turns it off.
 """
 
 from __future__ import annotations
@@ -41,9 +42,13 @@ def java_binary() -> Path | None:
 
 def archive_key(java: Path, jars: list[Path]) -> str:
     """What the archive depends on, hashed: the Java binary (path, size, time), pyspark's
-    version and the Delta jars' names and sizes."""
+    version and folder (the JVM's class path: another virtualenv needs its own archive) and the
+    Delta jars' names and sizes."""
+    import pyspark
+
     stat = java.stat()
-    parts = [str(java), str(stat.st_size), str(stat.st_mtime_ns), version("pyspark")]
+    spark_home = str(Path(pyspark.__file__).resolve().parent)
+    parts = [str(java), str(stat.st_size), str(stat.st_mtime_ns), version("pyspark"), spark_home]
     parts += [f"{jar.name}:{jar.stat().st_size}" for jar in sorted(jars)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
