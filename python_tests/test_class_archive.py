@@ -3,7 +3,9 @@ from the archive the setup step built."""
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -94,3 +96,15 @@ def test_a_session_loads_most_classes_from_the_archive(tmp_path):
     assert len(archived) > 10_000, len(archived)
     assert any("org.apache.spark.sql.delta." in line for line in archived)
     assert any("org.apache.spark.sql.SparkSession " in line for line in archived)
+
+
+def test_archives_no_jvm_opened_for_a_month_are_removed(tmp_path):
+    old, recent, current = (tmp_path / f"spark-{name}.jsa" for name in ("old", "recent", "now"))
+    for archive in (old, recent, current):
+        archive.write_bytes(b"")
+    month_ago = time.time() - 31 * 86_400
+    os.utime(old, (month_ago, month_ago))
+    os.utime(current, (month_ago, month_ago))  # the one in use is kept whatever its times
+    os.utime(recent, (time.time() - 86_400, month_ago))  # opened yesterday
+    assert class_archive.prune_stale(tmp_path, keep=current) == [old]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spark-now.jsa", "spark-recent.jsa"]

@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -147,7 +148,25 @@ def build_archive(timeout: float = 600) -> Path | None:
             os.replace(partial, target)
         finally:
             partial.unlink(missing_ok=True)
+    prune_stale(target.parent, keep=target)
     return target
+
+
+STALE_AFTER_DAYS = 30
+
+
+def prune_stale(folder: Path, keep: Path, days: float = STALE_AFTER_DAYS) -> list[Path]:
+    """Remove the archives (about 230 MB each) that no JVM has opened for ``days`` days: those of
+    an older Java, pyspark or virtualenv. A JVM that maps one updates its access time (on a file
+    system mounted ``noatime`` an archive in use may go: its virtualenv's next bootstrap builds it
+    again, and its JVMs start without one meanwhile)."""
+    cutoff = time.time() - days * 86_400
+    removed = []
+    for archive in folder.glob("spark-*.jsa"):
+        if archive != keep and max(archive.stat().st_atime, archive.stat().st_mtime) < cutoff:
+            archive.unlink(missing_ok=True)
+            removed.append(archive)
+    return removed
 
 
 def main() -> int:
