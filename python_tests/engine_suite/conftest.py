@@ -25,6 +25,23 @@ ENGINE = os.environ.get("SPARK_CDC_ENGINE_SUITE", "")
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "only_on(*engines): run only on these engines (connect, thrift, cluster)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the tests marked ``only_on`` other engines (the summary counts them)."""
+    kept, left_out = [], []
+    for item in items:
+        marker = item.get_closest_marker("only_on")
+        (kept if marker is None or ENGINE in marker.args else left_out).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
+
+
 @pytest.fixture(scope="session")
 def target():
     return current_target()
