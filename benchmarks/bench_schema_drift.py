@@ -70,7 +70,7 @@ def _project_refresh(spark) -> None:
         ).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
     log = spark.table(LOG) if spark.catalog.tableExists(LOG) else None
     written = refresh_silver(
-        spark, bronze, spark.table(REGISTRY), log, DATABASE, "silver__", "bench"
+        spark, bronze, spark.table(REGISTRY), log, DATABASE, "silver__", "bench", log_table=LOG
     )
     written.write.format("delta").mode("append").saveAsTable(LOG)
 

@@ -3,13 +3,19 @@ repeated by the next one, which logs and writes exactly what an uninterrupted re
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 import pytest
 
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import registry_increment
-from spark_cdc.schema_drift.silver import METADATA_COLUMNS, drop_started_rows, refresh_silver
+from spark_cdc.schema_drift.silver import (
+    METADATA_COLUMNS,
+    drop_started_rows,
+    last_refresh_completed,
+    refresh_silver,
+)
 
 RAW = "payload string, source_file string, batch_id string, file_modified_at timestamp_ntz"
 LOADS = [
@@ -56,7 +62,8 @@ def _refresh(spark, db: str):
     log = f"{db}.loads"
     prior = spark.table(log) if spark.catalog.tableExists(log) else None
     bronze, registry = spark.table(f"{db}.bronze"), spark.table(f"{db}.registry")
-    return refresh_silver(spark, bronze, registry, prior, db, "s__", "t").localCheckpoint()
+    refresh = refresh_silver(spark, bronze, registry, prior, db, "s__", "t", log_table=log)
+    return refresh.localCheckpoint()
 
 
 def _logged(spark, db: str, rows) -> None:
@@ -126,6 +133,31 @@ def test_a_failed_refresh_is_repeated_as_if_it_never_ran(spark, databases):
     clicks = sorted((r.x, r.y, r._load_seq) for r in spark.table(f"{failed}.s__click").collect())
     assert clicks == [(1, None, 1), (2, None, 1), (3, "new", 2), (4, None, 3)]
     assert sorted(r.n for r in spark.table(f"{failed}.s__buy").collect()) == [1.0, 2.5]
+
+
+def test_a_refresh_names_itself_in_the_log_table_before_writing(spark, databases):
+    """The next refresh trusts the log (checks no table) only when the refresh named in the log
+    table's property wrote its log rows."""
+    _, db = databases
+    log = f"{db}.loads"
+    _land(spark, db, 1)
+    _logged(spark, db, _refresh(spark, db))  # first run: the log did not exist, no property
+    assert not last_refresh_completed(spark, log, spark.table(log))
+    _land(spark, db, 2)
+    rows = _refresh(spark, db)
+    # Named before its log rows exist: until they are appended, it counts as failed.
+    assert not last_refresh_completed(spark, log, spark.table(log))
+    _logged(spark, db, rows)
+    assert last_refresh_completed(spark, log, spark.table(log))
+    (loaded_at,) = {r.loaded_at for r in rows.collect()}
+    properties = {r.key: r.value for r in spark.sql(f"show tblproperties {log}").collect()}
+    assert json.loads(properties["spark_cdc.silver_refresh"]) == {
+        "process_id": "t",
+        "loaded_at": loaded_at.isoformat(),
+    }
+    # A refresh with nothing to write names nothing (it writes no log rows).
+    _refresh(spark, db)
+    assert last_refresh_completed(spark, log, spark.table(log))
 
 
 def test_a_table_the_log_does_not_know_is_replaced(spark, databases):

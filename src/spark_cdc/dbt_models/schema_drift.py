@@ -54,5 +54,12 @@ def silver_loads(
         drop_started_rows(session, str(dbt.this))
     log = _prior(dbt, session)
     return refresh_silver(
-        session, bronze, registry, log, dbt.this.schema, prefix, process_id(session)
+        session,
+        bronze,
+        registry,
+        log,
+        dbt.this.schema,
+        prefix,
+        process_id(session),
+        log_table=str(dbt.this),
     )

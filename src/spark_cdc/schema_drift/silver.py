@@ -15,19 +15,29 @@ The log is the truth of what each table holds: the write mode is decided from th
 version of the type's last logged load (not from the table as found), and a table is taken to
 hold its loads up to the last logged one. A refresh that failed after writing some tables (its
 log rows are written when it completes) leaves rows above that load, or a table the log does not
-know: the next refresh deletes those rows before its append (a check per table that data skipping
-answers from file statistics) or replaces that table, so it repeats without duplicates and logs
-exactly the rows an uninterrupted refresh would have. Without a log (first run, ``--full-refresh``)
+know: the next refresh deletes those rows before its append or replaces that table, so it
+repeats without duplicates and logs exactly the rows an uninterrupted refresh would have.
+
+Knowing whether a refresh failed costs nothing per table: before its first write a refresh names
+itself in the log table's property ``spark_cdc.silver_refresh`` (its process id and the
+``loaded_at`` of its log rows). The next refresh looks for that refresh's log rows: found, it
+completed and no table can hold rows above its log; missing (or no property: a log from an older
+release, or a caller that names no log table), the tables it appends to are checked for such
+rows in one query (data skipping answers it from file statistics, but each table's file list
+is read, about half a second a table). Without a log (first run, ``--full-refresh``)
 existing tables are rebuilt. A payload that does not fit the superset would be a broken invariant
 (its variation is part of it): the write fails with the payload instead of storing nulls.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -162,13 +172,18 @@ def _write_mode(before: StructType | None, columns: list[FlatColumn]) -> str:
 
 
 def _write(
-    spark: SparkSession, plan: SilverPlan, events: DataFrame, mode: str, replace: bool
+    spark: SparkSession,
+    plan: SilverPlan,
+    events: DataFrame,
+    mode: str,
+    replace: bool,
+    leftover: bool = False,
 ) -> DataFrame:
-    """Write one event type's rows; returns what was written."""
+    """Write one event type's rows (an append first deletes the ``leftover`` rows of a refresh
+    that failed before its log rows); returns what was written."""
     rows = parse_events(events, plan.superset)
     if mode == "append":
-        leftover = spark.table(plan.table).where(F.col("_load_seq") > plan.done_through)
-        if not leftover.isEmpty():  # rows of a refresh that failed before its log rows
+        if leftover:
             spark.sql(f"delete from {plan.table} where _load_seq > {plan.done_through}")
         rows.writeTo(plan.table).option("mergeSchema", "true").append()
         return rows
@@ -176,6 +191,53 @@ def _write(
     writer = writer.tableProperty("delta.columnMapping.mode", "name")
     (writer.createOrReplace() if replace else writer.create())
     return rows
+
+
+def tables_with_leftover_rows(spark: SparkSession, plans: list[SilverPlan]) -> set[str]:
+    """The tables holding rows above their last logged load (``done_through``), in one query:
+    data skipping leaves out every file whose ``_load_seq`` statistics are at or below it, so
+    after refreshes that completed no file is read."""
+    if not plans:
+        return set()
+    checks = [
+        spark.table(plan.table)
+        .where(F.col("_load_seq") > plan.done_through)
+        .select(F.lit(plan.table).alias("silver_table"))
+        for plan in plans
+    ]
+    union = functools.reduce(DataFrame.unionAll, checks)
+    return {row.silver_table for row in union.distinct().collect()}
+
+
+REFRESH_MARKER = "spark_cdc.silver_refresh"
+
+
+def _marker_of(spark: SparkSession, log_table: str) -> dict | None:
+    """The refresh the log table's property names (None: no property)."""
+    properties = spark.sql(f"show tblproperties {log_table}").collect()
+    value = {row.key: row.value for row in properties}.get(REFRESH_MARKER)
+    return json.loads(value) if value else None
+
+
+def last_refresh_completed(spark: SparkSession, log_table: str, log: DataFrame) -> bool:
+    """Whether the refresh named in the log table's property wrote its log rows."""
+    marker = _marker_of(spark, log_table)
+    if marker is None:
+        return False
+    loaded_at = datetime.fromisoformat(marker["loaded_at"])
+    own = F.col("process_id").eqNullSafe(F.lit(marker["process_id"])) & (
+        F.col("loaded_at") == F.lit(loaded_at)
+    )
+    return not log.where(own).isEmpty()
+
+
+def mark_refresh(
+    spark: SparkSession, log_table: str, process_id: str | None, loaded_at: datetime
+) -> None:
+    """Name this refresh in the log table's property (before its first write)."""
+    value = json.dumps({"process_id": process_id, "loaded_at": loaded_at.isoformat()})
+    escaped = value.replace("\\", "\\\\").replace("'", "\\'")
+    spark.sql(f"alter table {log_table} set tblproperties ('{REFRESH_MARKER}' = '{escaped}')")
 
 
 def drop_started_rows(spark: SparkSession, log_table: str) -> int:
@@ -211,10 +273,14 @@ def refresh_silver(
     prefix: str,
     process_id: str | None,
     writers: int = 4,
+    log_table: str | None = None,
 ) -> DataFrame:
     """Bring every event type's silver table up to the registry; returns this run's log rows.
 
-    ``writers`` event types are written at a time (their tables are independent)."""
+    ``log`` is the log so far (None: first run or full refresh), ``log_table`` the table it
+    reads (the refresh names itself there; without it, a failed refresh is looked for in every
+    table appended to). ``writers`` event types are written at a time (their tables are
+    independent)."""
     through = registered_through(registry)
     accepted = registry.where(F.col("status") == ACCEPTED)
     latest = {
@@ -262,7 +328,8 @@ def refresh_silver(
     names = {row.event_type: f"{prefix}{table_suffix(row.event_type)}" for row in todo}
     logged = {} if log is None else _logged_supersets(log, accepted)
 
-    def refresh_one(row) -> tuple:
+    def plan_of(row) -> tuple[SilverPlan, StructType | None, str, bool]:
+        """The type's plan, its data columns before, its write mode and whether it exists."""
         version, superset_json = latest[row.event_type]
         plan = SilverPlan(
             row.event_type,
@@ -271,20 +338,32 @@ def refresh_silver(
             schema_from_json(superset_json),
             done.get(row.event_type, 0),
         )
-        columns = _flat_columns(plan.superset)
         exists = names[row.event_type].lower() in tables
         if log is None:  # first run or full refresh: the table as found, rebuilt
             before = _data_columns(spark.table(plan.table).schema) if exists else None
             mode = "rebuild" if exists else "create"
         elif row.event_type in logged and exists:
             before = _as_struct(_flat_columns(logged[row.event_type]))
-            mode = _write_mode(before, columns)
+            mode = _write_mode(before, _flat_columns(plan.superset))
         else:  # a table the log does not know (left by a failed refresh) is replaced
             before, mode = None, "create"
+        return plan, before, mode, exists
+
+    plans = {row.event_type: plan_of(row) for row in todo}
+    appends = [plan for plan, _, mode, _ in plans.values() if mode == "append"]
+    known_clean = bool(appends) and log_table is not None and log is not None
+    known_clean = known_clean and last_refresh_completed(spark, log_table, log)
+    leftovers = set() if known_clean else tables_with_leftover_rows(spark, appends)
+    if todo and log is not None and log_table:
+        mark_refresh(spark, log_table, process_id, now)
+
+    def refresh_one(row) -> tuple:
+        plan, before, mode, exists = plans[row.event_type]
+        columns = _flat_columns(plan.superset)
         whole = mode == "rebuild" or (mode == "create" and plan.done_through > 0)
         source = events if whole else pending
         rows = source.where(F.col("event_type") == row.event_type)
-        written = _write(spark, plan, rows, mode, replace=exists)
+        written = _write(spark, plan, rows, mode, exists, plan.table in leftovers)
         first, events_written = row.first, row.events
         if mode != "append" and (mode == "rebuild" or plan.done_through > 0):
             first, events_written = (
@@ -294,7 +373,7 @@ def refresh_silver(
         return (
             row.event_type,
             plan.table,
-            version,
+            plan.schema_version,
             mode,
             first,
             row.last,

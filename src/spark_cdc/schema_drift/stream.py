@@ -163,6 +163,7 @@ def _take_in(
         tables.schema,
         tables.silver_prefix,
         process_id,
+        log_table=tables.silver_loads,
     )
     _append(log, tables.silver_loads, f"{app_id}/silver_loads", batch_id)
     # The events of this batch's files (taken in now, or by an attempt killed after bronze).
