@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
 import time
 from collections import Counter
 from pathlib import Path
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 from stream_support import drift_while_running
+from support import BIN, command_env, copy_project, run_command
 
 from spark_cdc.cli import main as spark_cdc
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
@@ -55,24 +58,27 @@ def _stream_tables(spark) -> None:
         spark.sql(f"drop table if exists {name}")
 
 
+def _rows(frame) -> Counter:
+    """A table as a multiset of rows without the run columns."""
+    kept = [
+        # Runs from different landing folders: a file is named by its folder and name.
+        F.regexp_extract(c, r"([^/]+/[^/]+)$", 1).alias(c) if c.endswith("source_file") else c
+        for c in frame.columns
+        if c not in RUN_COLUMNS
+    ]
+    return Counter(
+        tuple(json.dumps(v, default=str, sort_keys=True) for v in row)
+        for row in frame.select(*kept).collect()
+    )
+
+
 def _state(spark) -> dict[str, Counter]:
     """Every table of the feed, as a multiset of rows without the run columns."""
-    state = {}
-    for name in _feed_tables(spark):
-        if not spark.catalog.tableExists(name):
-            continue
-        frame = spark.table(name)
-        kept = [
-            # Runs from different landing folders: a file is named by its folder and name.
-            F.regexp_extract(c, r"([^/]+/[^/]+)$", 1).alias(c) if c.endswith("source_file") else c
-            for c in frame.columns
-            if c not in RUN_COLUMNS
-        ]
-        state[name] = Counter(
-            tuple(json.dumps(v, default=str, sort_keys=True) for v in row)
-            for row in frame.select(*kept).collect()
-        )
-    return state
+    return {
+        name: _rows(spark.table(name))
+        for name in _feed_tables(spark)
+        if spark.catalog.tableExists(name)
+    }
 
 
 def _drop_all(spark) -> None:
@@ -210,6 +216,59 @@ def test_a_batch_killed_mid_way_then_restarted_gives_the_same_tables(
     assert failed is not None and "killed after" in str(failed)
     assert _stream(spark, root, tmp_path / "killed") is None
     assert _state(spark) == streamed["tables"]
+
+
+def test_the_stream_process_killed_mid_batch_then_run_again_gives_the_same_tables(
+    spark, streamed, batches, tmp_path
+):
+    """A real kill: `spark-cdc stream schema-drift` (its own process and JVM, on a home of its
+    own) gets SIGKILL once its second micro-batch's bronze append is committed, before the
+    stream commits that batch; the same command run again replays it from the checkpoint and
+    leaves the tables of the run that was never killed (read here from its warehouse)."""
+    home = tmp_path / "home"
+    _land_all(batches, home / "landing" / "schema_drift" / "events")
+    project = copy_project(tmp_path / "spark_cdc")
+    env = command_env(home, SPARK_CDC_TARGET="local")
+    command = [
+        str(BIN / "spark-cdc"), "stream", "schema-drift", "events",
+        "--available-now", "--max-files-per-trigger", "1",
+    ]  # fmt: skip
+    warehouse = home / "warehouse" / f"{SCHEMA}.db"
+    bronze_log = warehouse / TABLES.bronze.split(".")[1] / "_delta_log"
+    checkpoint = home / "streams" / "schema_drift" / "events"
+    with (tmp_path / "killed.log").open("w") as output:
+        process = subprocess.Popen(
+            command, cwd=project, env=env, stdout=output, stderr=output, start_new_session=True
+        )
+        deadline = time.monotonic() + 600
+        while not (bronze_log / f"{1:020d}.json").exists():
+            assert process.poll() is None, (tmp_path / "killed.log").read_text()[-3000:]
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
+    # Killed inside micro-batch 1: planned (offsets/1), never committed (no commits/1).
+    assert (checkpoint / "offsets" / "1").exists()
+    assert not (checkpoint / "commits" / "1").exists()
+
+    again = run_command(command, env, cwd=project, timeout=900)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    expected = streamed["with_monitoring"]
+    found = {
+        name: _rows(spark.read.format("delta").load(str(warehouse / name.split(".")[1])))
+        for name in expected
+    }
+    assert found.keys() == expected.keys()
+    for name in expected:
+        assert found[name] == expected[name], name
+    silver = {
+        path.name for path in warehouse.iterdir() if path.name.startswith(TABLES.silver_prefix)
+    }
+    assert silver == {
+        name.split(".")[1]
+        for name in expected
+        if name.split(".")[1].startswith(TABLES.silver_prefix)
+    }
 
 
 def test_the_stream_command_refuses_a_sql_only_target(capsys, monkeypatch):

@@ -31,7 +31,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import KEY, registry_increment
-from spark_cdc.schema_drift.silver import METADATA_COLUMNS, refresh_silver
+from spark_cdc.schema_drift.silver import METADATA_COLUMNS, mark_refresh, refresh_silver
 from spark_cdc.schema_drift.stream_monitor import ProgressRecorder, batch_latencies
 
 
@@ -155,17 +155,23 @@ def _take_in(
     )
     if not registry_rows.isEmpty() or not spark.catalog.tableExists(tables.registry):
         _merge_registry(spark, registry_rows, tables.registry, batch_id)
+    log_before = _table_or_none(spark, tables.silver_loads)
     log = refresh_silver(
         spark,
         bronze,
         spark.table(tables.registry),
-        _table_or_none(spark, tables.silver_loads),
+        log_before,
         tables.schema,
         tables.silver_prefix,
         process_id,
         log_table=tables.silver_loads,
     )
     _append(log, tables.silver_loads, f"{app_id}/silver_loads", batch_id)
+    first_load = log.select("loaded_at").first() if log_before is None else None
+    if first_load is not None:
+        # The log was just created by a refresh that completed: named, the next refresh needs
+        # to check no table (killed before this, it checks them once).
+        mark_refresh(spark, tables.silver_loads, process_id, first_load.loaded_at)
     # The events of this batch's files (taken in now, or by an attempt killed after bronze).
     files = F.broadcast(lines.select("source_file").distinct())
     events = spark.table(tables.bronze).join(files, "source_file")
