@@ -57,10 +57,11 @@ def _land(spark, db: str, seq: int) -> None:
     table.localCheckpoint().write.format("delta").mode("overwrite").saveAsTable(registry)
 
 
-def _refresh(spark, db: str):
-    """One refresh; returns its log rows (not yet appended to the log)."""
+def _refresh(spark, db: str, full: bool = False):
+    """One refresh (``full``: as dbt's --full-refresh, without the log so far); returns its log
+    rows (not yet appended to the log)."""
     log = f"{db}.loads"
-    prior = spark.table(log) if spark.catalog.tableExists(log) else None
+    prior = spark.table(log) if spark.catalog.tableExists(log) and not full else None
     bronze, registry = spark.table(f"{db}.bronze"), spark.table(f"{db}.registry")
     refresh = refresh_silver(spark, bronze, registry, prior, db, "s__", "t", log_table=log)
     return refresh.localCheckpoint()
@@ -133,6 +134,38 @@ def test_a_failed_refresh_is_repeated_as_if_it_never_ran(spark, databases):
     clicks = sorted((r.x, r.y, r._load_seq) for r in spark.table(f"{failed}.s__click").collect())
     assert clicks == [(1, None, 1), (2, None, 1), (3, "new", 2), (4, None, 3)]
     assert sorted(r.n for r in spark.table(f"{failed}.s__buy").collect()) == [1.0, 2.5]
+
+
+def test_a_failed_full_refresh_is_followed_by_a_refresh_as_if_it_never_ran(spark, databases):
+    """A full refresh killed after rebuilding the tables leaves the log as it was (dbt replaces
+    it only when the model completes): the next refresh must not append on top of the rebuilt
+    rows."""
+    whole, failed = databases
+    for db in databases:
+        for day in (1, 2):  # the second refresh is named in the log's property, and completed
+            _land(spark, db, day)
+            _logged(spark, db, _refresh(spark, db))
+        _land(spark, db, 3)
+    assert last_refresh_completed(spark, f"{failed}.loads", spark.table(f"{failed}.loads"))
+    _refresh(spark, failed, full=True)  # its log never replaces the old one
+    for db in databases:
+        _logged(spark, db, _refresh(spark, db))
+    assert _log(spark, failed) == _log(spark, whole)
+    # The same rows (a rebuilt table orders its columns by the superset, an appended one adds
+    # new columns last: compared by name).
+    assert _silver_by_name(spark, failed) == _silver_by_name(spark, whole)
+    assert spark.table(f"{failed}.s__click").count() == 4
+
+
+def _silver_by_name(spark, db: str) -> dict[str, list[tuple]]:
+    out = {}
+    for table in spark.catalog.listTables(db):
+        if table.name.startswith("s__"):
+            frame = spark.table(f"{db}.{table.name}").drop("_ingested_at")
+            out[table.name] = sorted(
+                tuple(sorted((k, repr(v)) for k, v in r.asDict().items())) for r in frame.collect()
+            )
+    return out
 
 
 def test_a_refresh_names_itself_in_the_log_table_before_writing(spark, databases):

@@ -354,7 +354,9 @@ def refresh_silver(
     known_clean = bool(appends) and log_table is not None and log is not None
     known_clean = known_clean and last_refresh_completed(spark, log_table, log)
     leftovers = set() if known_clean else tables_with_leftover_rows(spark, appends)
-    if todo and log is not None and log_table:
+    # Named whenever a log table exists, a full refresh too (log None): killed, it leaves the
+    # log as it was, with rebuilt tables above its loads, which the next refresh must check.
+    if todo and log_table and (log is not None or spark.catalog.tableExists(log_table)):
         mark_refresh(spark, log_table, process_id, now)
 
     def refresh_one(row) -> tuple:
