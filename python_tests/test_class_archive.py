@@ -77,6 +77,17 @@ def test_another_jar_or_java_gives_another_archive(jars, tmp_path):
     assert archive_key(other_java, jars) != archive_key(java, jars)
 
 
+def test_the_same_jar_installed_again_gives_another_archive(jars):
+    """A virtualenv made again in the same folder: same names and sizes, new modification
+    times. The JVM would refuse the old archive, so the key must change."""
+    java = class_archive.java_binary()
+    before = archive_key(java, jars)
+    stat = jars[0].stat()
+    os.utime(jars[0], ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert jars[0].stat().st_size == 10
+    assert archive_key(java, jars) != before
+
+
 def test_a_session_loads_most_classes_from_the_archive(tmp_path):
     """A new embedded process (as every plain command starts) with the archive the setup step
     built: the JVM's own class-load log says where each class came from."""

@@ -41,16 +41,28 @@ def java_binary() -> Path | None:
     return Path(found).resolve() if found and Path(found).exists() else None
 
 
+def class_path_jars(jars: list[Path]) -> list[Path]:
+    """The jars the driver JVM loads classes from: pyspark's own and the Delta jars."""
+    import pyspark
+
+    spark_jars = Path(pyspark.__file__).resolve().parent / "jars"
+    return sorted(spark_jars.glob("*.jar")) + sorted(jars)
+
+
 def archive_key(java: Path, jars: list[Path]) -> str:
     """What the archive depends on, hashed: the Java binary (path, size, time), pyspark's
-    version and folder (the JVM's class path: another virtualenv needs its own archive) and the
-    Delta jars' names and sizes."""
+    version and folder (another virtualenv needs its own archive) and every class-path jar's
+    path, size and modification time. The JVM refuses, silently here, an archive whose jars have
+    another size or time: a virtualenv made again in the same folder installs the same jars with
+    new times, so it must get a new archive, not the old one that no JVM would map."""
     import pyspark
 
     stat = java.stat()
     spark_home = str(Path(pyspark.__file__).resolve().parent)
     parts = [str(java), str(stat.st_size), str(stat.st_mtime_ns), version("pyspark"), spark_home]
-    parts += [f"{jar.name}:{jar.stat().st_size}" for jar in sorted(jars)]
+    for jar in class_path_jars(jars):
+        jar_stat = jar.stat()
+        parts.append(f"{jar}:{jar_stat.st_size}:{jar_stat.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
