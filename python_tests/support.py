@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +51,13 @@ def dbt_invoker(project: Path) -> Callable:
     (unless ``expect_success=False``)."""
     from spark_cdc.dbt_invoke import run_dbt
 
-    def invoke(*args: str, expect_success: bool = True):
+    def invoke(*args: str, expect_success: bool = True, callbacks: Sequence[Callable] = ()):
         return run_dbt(
             list(args),
             project_dir=project,
             profiles_dir=project / "profiles",
             expect_success=expect_success,
+            callbacks=callbacks,
         )
 
     return invoke

@@ -25,6 +25,25 @@
 {% endmacro %}
 
 
+{#- Whether a run compares the source with the open rows by digest first (the timestamp
+    strategy; config snapshot_compare_digests: false turns it off), so that a run with nothing
+    to change skips the change rows. -#}
+{% macro snapshot_compares_digests() %}
+    {{ return(config.get('strategy') == 'timestamp'
+        and (config.get('snapshot_compare_digests', true) | string | lower) != 'false') }}
+{% endmacro %}
+
+
+{#- A run with nothing to change: its cached changes are an empty relation, so the MERGE macro
+    finds no change and runs no MERGE. -#}
+{% macro snapshot_cache_no_changes(target_relation) %}
+    {%- call statement('snapshot_no_changes') -%}
+        create or replace temporary view {{ spark_cdc.snapshot_cached_changes_relation(target_relation) }} as
+        select 'insert' as dbt_change_type where false
+    {%- endcall -%}
+{% endmacro %}
+
+
 {#- The latest version of a Delta table. -#}
 {% macro snapshot_table_version(relation) %}
     {%- set history = run_query('describe history ' ~ relation ~ ' limit 1') -%}

@@ -297,22 +297,30 @@
     [spark_cdc] The guard rails run first (one pass over the query, snapshot_metadata.sql). For a
     Delta snapshot the change rows are then computed once into the session's cache, in two
     stages (snapshot_cached_changes.sql), and the MERGE reads them there: the source is read and
-    joined with the open rows once per run, and a run with no change merges nothing.
+    joined with the open rows once per run, and a run with no change merges nothing. A
+    timestamp-strategy run whose source holds exactly the open rows' keys and updated_at values
+    (compared by digest in the guard rails' query, snapshot_unchanged_digest_sql) computes no
+    change rows at all.
     The staging view dbt-spark builds from this select is then only described (its columns),
     never read.
 -#}
 {% macro spark__snapshot_staging_table(strategy, source_sql, target_relation) -%}
+    {%- set caches = spark_cdc.snapshot_caches_changes() and not target_relation.is_iceberg -%}
     {%- do spark_cdc.snapshot_assert_updated_at_type(strategy, source_sql) -%}
-    {%- do spark_cdc.snapshot_assert_source(strategy, source_sql, check_not_empty=true) -%}
+    {%- set unchanged = spark_cdc.snapshot_assert_source(
+        strategy, source_sql, check_not_empty=true,
+        target_relation=target_relation if caches and spark_cdc.snapshot_compares_digests() else none) -%}
     {%- if not target_relation.is_iceberg -%}
         {%- do spark_cdc.snapshot_widen_columns(source_sql, target_relation) -%}
     {%- endif -%}
-    {%- if spark_cdc.snapshot_caches_changes() -%}
+    {%- if caches and not unchanged -%}
         {#- before the cache: a table change after it would invalidate the cached rows -#}
         {%- do spark_cdc.snapshot_ensure_deletion_vectors(target_relation) -%}
     {%- endif -%}
     {%- set plan = spark_cdc.snapshot_change_plan(strategy, source_sql, target_relation) -%}
-    {%- if spark_cdc.snapshot_caches_changes() -%}
+    {%- if caches and unchanged -%}
+        {%- do spark_cdc.snapshot_cache_no_changes(target_relation) -%}
+    {%- elif caches -%}
         {%- do spark_cdc.snapshot_cache_changes(strategy, source_sql, target_relation, plan) -%}
     {%- endif -%}
     {{ return(spark_cdc.snapshot_changes_sql(strategy, source_sql, target_relation, plan)) }}

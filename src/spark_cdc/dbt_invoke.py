@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +29,10 @@ def run_dbt(
     project_dir: Path | None = None,
     profiles_dir: Path | None = None,
     expect_success: bool = True,
+    callbacks: Sequence[Callable[[Any], None]] = (),
 ) -> Any:
-    """Invoke ``dbt <args>`` in this process and return dbt's result object.
+    """Invoke ``dbt <args>`` in this process and return dbt's result object; ``callbacks``
+    receive every event dbt fires (its SQL statements included).
 
     Raises :class:`DbtCommandError` when the command fails and ``expect_success`` is set.
     """
@@ -47,7 +49,7 @@ def run_dbt(
         "--profiles-dir",
         str(profiles),
     ]
-    result = dbtRunner().invoke(full_args)
+    result = dbtRunner(callbacks=list(callbacks)).invoke(full_args)
     if expect_success and not result.success:
         detail = result.exception or _failed_nodes(result)
         raise DbtCommandError(f"dbt {' '.join(args)} failed: {detail}")
