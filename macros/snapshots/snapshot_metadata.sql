@@ -212,10 +212,12 @@
             select
                 {% for key in keys %}{{ key }} as key_{{ loop.index }}, {% endfor %}count(*) as key_rows
                 {%- if compare %},
-                {{ spark_cdc.snapshot_digest_sums(keys + ['dbt_snapshot_digest_updated_at']) | indent(16) }}
+                {#- one row per key unless the run fails for duplicates: max() is that row's hash #}
+                {%- set hashed = keys + ['dbt_snapshot_digest_updated_at'] %}
+                {{ spark_cdc.snapshot_row_hashes(hashed, 'max') | indent(16) }}
                 {%- endif %}
             from (
-                select *, {{ strategy.updated_at }} as dbt_snapshot_digest_updated_at
+                select *{{ ', ' ~ strategy.updated_at ~ ' as dbt_snapshot_digest_updated_at' if compare }}
                 from ({{ sql }}) as snapshot_query
             ) as snapshot_query
             group by {% for key in keys %}{{ loop.index }}{{ ', ' if not loop.last }}{% endfor %}
@@ -225,8 +227,7 @@
                 coalesce(sum(key_rows), 0) as source_rows,
                 count_if(key_rows > 1{% for key in keys %} or key_{{ loop.index }} is null{% endfor %}) as offending_keys
                 {%- if compare %},
-                sum(digest_1) as digest_1,
-                sum(digest_2) as digest_2
+                {{ spark_cdc.snapshot_hash_sums() | indent(16) }}
                 {%- endif %}
             from ({{ key_counts }}) as key_counts
         {%- endset -%}
@@ -252,26 +253,39 @@
 {% endmacro %}
 
 
-{#- Two order-independent sums of 64-bit hashes of `values` (the key expressions, then the
-    updated_at column), as decimals (they never overflow), named digest_1 and digest_2: with the
-    row count, a 128-bit digest of the set of (key, updated_at) pairs. -#}
-{% macro snapshot_digest_sums(values) -%}
-    sum(cast(xxhash64({{ values | join(', ') }}) as decimal(38, 0))) as digest_1,
-    sum(cast(xxhash64('spark_cdc', {{ values | join(', ') }}) as decimal(38, 0))) as digest_2
+{#- Two 64-bit hashes of `values` (the key expressions, then the updated_at column), hash_1 and
+    hash_2, each through `aggregate` when given. -#}
+{% macro snapshot_row_hashes(values, aggregate=none) -%}
+    {%- set listed = values | join(', ') -%}
+    {%- set hashes = ['xxhash64(' ~ listed ~ ')', "xxhash64('spark_cdc', " ~ listed ~ ')'] -%}
+    {%- for hash in hashes -%}
+    {{ aggregate ~ '(' ~ hash ~ ')' if aggregate else hash }} as hash_{{ loop.index }}{{ ',\n' if not loop.last }}
+    {%- endfor -%}
+{%- endmacro %}
+
+
+{#- Order-independent sums of hash_1 and hash_2: each hash's low and high 32 bits summed apart as
+    bigints (no overflow below 2^31 rows; try_sum gives NULL, never equal, beyond), so together
+    with the row count they are a 128-bit digest of the set of hashed rows. -#}
+{% macro snapshot_hash_sums() -%}
+    {%- for index in (1, 2) -%}
+    try_sum(hash_{{ index }} & 4294967295) as digest_{{ index }}_low,
+    try_sum(shiftright(hash_{{ index }}, 32)) as digest_{{ index }}_high{{ ',\n' if not loop.last }}
+    {%- endfor -%}
 {%- endmacro %}
 
 
 {#-
     Whether a timestamp-strategy run has nothing to change, decided from digests, in the guard
-    rails' query (`source_check`: its source_rows, offending_keys, digest_1, digest_2).
+    rails' query (`source_check`: its source_rows, offending_keys and the digest_* sums).
 
     The run changes nothing when the source's (key, updated_at) pairs are exactly the (key,
     dbt_updated_at) pairs of the table's open rows (its open deletion rows aside): every source
     key then has an open row whose version started at or after that updated_at (a version never
     starts before its own updated_at), so no row is newer (dbt's row_changed: valid_from <
     updated_at), and no open row lacks its key in the source, so nothing is deleted. The two
-    sides are compared by row count and two 64-bit hash sums (an accidental match is about one
-    in 2^128). Any difference, including a key whose updated_at moved back (which changes nothing
+    sides are compared by row count and the sums of two 64-bit hashes (an accidental match is
+    about one in 2^128). Any difference, including a key whose updated_at moved back (which changes nothing
     either), sends the run down the full path that computes the change rows.
 -#}
 {% macro snapshot_unchanged_digest_sql(strategy, source_check, target_relation) -%}
@@ -285,24 +299,28 @@
         source_side.offending_keys,
         coalesce(
             source_side.source_rows = open_side.open_rows
-            and source_side.digest_1 = open_side.digest_1
-            and source_side.digest_2 = open_side.digest_2,
+            {%- for part in ('1_low', '1_high', '2_low', '2_high') %}
+            and source_side.digest_{{ part }} = open_side.digest_{{ part }}
+            {%- endfor %},
             false
         ) as unchanged
     from ({{ source_check }}) as source_side
     cross join (
         select
             count(*) as open_rows,
-            {{ spark_cdc.snapshot_digest_sums(open_values) | indent(12) }}
+            {{ spark_cdc.snapshot_hash_sums() | indent(12) }}
         from (
-            select
-                {% for key in keys %}{{ key }} as key_{{ loop.index }}, {% endfor -%}
-                {{ columns.dbt_updated_at }} as dbt_snapshot_digest_updated_at
-            from {{ target_relation }}
-            where {{ spark_cdc.snapshot_row_is_open('', columns) }}
-            {%- if strategy.hard_deletes == 'new_record' %}
-                and not coalesce({{ columns.dbt_is_deleted }}, false)
-            {%- endif %}
-        ) as open_rows
+            select {{ spark_cdc.snapshot_row_hashes(open_values) | indent(16) }}
+            from (
+                select
+                    {% for key in keys %}{{ key }} as key_{{ loop.index }}, {% endfor -%}
+                    {{ columns.dbt_updated_at }} as dbt_snapshot_digest_updated_at
+                from {{ target_relation }}
+                where {{ spark_cdc.snapshot_row_is_open('', columns) }}
+                {%- if strategy.hard_deletes == 'new_record' %}
+                    and not coalesce({{ columns.dbt_is_deleted }}, false)
+                {%- endif %}
+            ) as open_rows
+        ) as open_hashes
     ) as open_side
 {%- endmacro %}
