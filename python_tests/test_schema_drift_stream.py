@@ -4,6 +4,7 @@ available-now), compare equal row for row, times and process ids aside."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -162,6 +163,27 @@ def test_the_stream_builds_what_dbt_builds(spark, dbt, batches, streamed, tmp_pa
     assert spark_cdc(["stream", "status", "events", "--checkpoint", checkpoint]) == 0
     printed = capsys.readouterr().out
     assert printed.startswith("events: stopped;") and f"last_batch {len(batches) - 1}" in printed
+
+
+def test_dbt_and_the_stream_take_turns_on_the_same_tables(spark, dbt, batches, streamed, tmp_path):
+    """dbt build takes batch 1 in, the stream (started on a landing folder that holds batches 1
+    and 2) takes only batch 2, dbt build takes batch 3: the tables of the stream alone."""
+    root = tmp_path / "landing"
+    variables = json.dumps({"schema_drift_landing_roots": {"events": str(root)}})
+    _drop_all(spark)
+    land = functools.partial(shutil.copytree, copy_function=shutil.copy2)
+    land(batches[0], root / batches[0].name)
+    dbt("build", "--select", "stg_schema_drift__events+", "--vars", variables)
+    after_dbt = spark.table(TABLES.bronze).count()
+    land(batches[1], root / batches[1].name)
+    assert _stream(spark, root, tmp_path / "checkpoint") is None
+    # Every micro-batch ran (one per file), those of batch 1's files took nothing in.
+    taken = spark.table(TABLES.stream_batches).groupBy().sum("events").first()[0]
+    lines = sum(1 for path in batches[1].glob("*.jsonl") for _ in path.open())
+    assert taken == lines == spark.table(TABLES.bronze).count() - after_dbt
+    land(batches[2], root / batches[2].name)
+    dbt("build", "--select", "stg_schema_drift__events+", "--vars", variables)
+    assert _state(spark) == streamed["with_monitoring"]
 
 
 class Crash(RuntimeError):

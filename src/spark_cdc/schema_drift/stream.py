@@ -34,6 +34,10 @@ from spark_cdc.schema_drift.registry import KEY, registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, mark_refresh, refresh_silver
 from spark_cdc.schema_drift.stream_monitor import ProgressRecorder, batch_latencies
 
+# A stream's process id (the load_id of the bronze rows it takes in): this prefix, then a new
+# uuid per start of the query.
+STREAM_PROCESS_PREFIX = "stream-"
+
 
 @dataclass(frozen=True)
 class FeedTables:
@@ -172,9 +176,14 @@ def _take_in(
         # The log was just created by a refresh that completed: named, the next refresh needs
         # to check no table (killed before this, it checks them once).
         mark_refresh(spark, tables.silver_loads, process_id, first_load.loaded_at)
-    # The events of this batch's files (taken in now, or by an attempt killed after bronze).
+    # The events of this batch's files that a stream took in (now, or an attempt killed after
+    # bronze): files that a dbt build took in first are not this batch's.
     files = F.broadcast(lines.select("source_file").distinct())
-    events = spark.table(tables.bronze).join(files, "source_file")
+    events = (
+        spark.table(tables.bronze)
+        .join(files, "source_file")
+        .where(F.col("load_id").startswith(STREAM_PROCESS_PREFIX))
+    )
     latencies = batch_latencies(events, batch_id, process_id)
     _append(latencies, tables.stream_batches, f"{app_id}/stream_batches", batch_id)
 
@@ -226,7 +235,7 @@ def start_stream(
     On a session, each micro-batch runs in this process and ``after_batch`` after it; on Spark
     Connect the batch runs in the server's Python worker (:func:`check_server_python` first),
     and the progress reports and ``after_batch`` are handled here as each report arrives."""
-    process_id = f"stream-{uuid.uuid4()}"
+    process_id = f"{STREAM_PROCESS_PREFIX}{uuid.uuid4()}"
     # The checkpoint names the query: replays of its batches after a restart are recognized.
     app_id = f"spark_cdc.schema_drift/{checkpoint.resolve()}"
     name = f"schema_drift_{tables.feed}"
