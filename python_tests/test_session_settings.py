@@ -25,3 +25,19 @@ def test_a_spark_cdc_command_casts_the_same_way(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines()[-1].split("|")[0].strip() == "NULL"
     assert done.stdout.splitlines()[-1].split("|")[1].strip() == "1"
+
+
+def test_a_command_leaves_no_hive_session_folder_in_the_temp_folder(tmp_path):
+    """Hive's per-session resources folder (by default a new one in the JVM's temp folder per
+    session, never removed) is one folder under the home."""
+    jvm_temp = tmp_path / "jvm_temp"
+    jvm_temp.mkdir()
+    home = tmp_path / "home"
+    env = command_env(
+        home, SPARK_CDC_TARGET="local", JDK_JAVA_OPTIONS=f"-Djava.io.tmpdir={jvm_temp}"
+    )
+    done = run_command([str(BIN / "spark-cdc"), "sql", "show databases"], env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "default" in done.stdout
+    assert not list(jvm_temp.glob("*_resources"))
+    assert (home / "hive_resources").is_dir()

@@ -39,7 +39,8 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
     """Spark settings of the embedded runtime, lean for a 2-core machine.
 
     - Delta Lake as SQL extension and as the session catalog;
-    - a Derby-backed Hive metastore and a warehouse under ``home`` so tables outlive the process;
+    - a Derby-backed Hive metastore and a warehouse under ``home`` so tables outlive the process
+      (Hive's session folders there too, not in the temp folder);
     - few shuffle partitions, no UI, no console progress bar;
     - the session time zone and the JVM default time zone are UTC (timestamps are stored zone-less).
     """
@@ -70,6 +71,10 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
         ),
         "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
         "spark.hadoop.hive.metastore.schema.verification": "false",
+        # Hive's session makes a resources folder per session (ADD FILE / ADD JAR downloads),
+        # by default a new one in the JVM's temp folder that nothing removes: one folder under
+        # the home instead, reused by every session.
+        "spark.hadoop.hive.downloaded.resources.dir": str(home / "hive_resources"),
         "spark.sql.session.timeZone": SESSION_TIME_ZONE,
         # What dbt-spark sets on every target (its credentials' server_side_parameters): casts
         # behave the same whoever created the session (try_cast is used where a cast may fail).
