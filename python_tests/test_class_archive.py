@@ -119,3 +119,20 @@ def test_archives_no_jvm_opened_for_a_month_are_removed(tmp_path):
     os.utime(recent, (time.time() - 86_400, month_ago))  # opened yesterday
     assert class_archive.prune_stale(tmp_path, keep=current) == [old]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spark-now.jsa", "spark-recent.jsa"]
+
+
+def test_a_new_archive_replaces_those_of_the_same_virtualenv_folder(tmp_path):
+    current = tmp_path / "spark-aaaa1111-newkey.jsa"
+    replaced = tmp_path / "spark-aaaa1111-oldkey.jsa"
+    other_venv = tmp_path / "spark-bbbb2222-oldkey.jsa"
+    for archive in (current, replaced, other_venv):
+        archive.write_bytes(b"")
+    assert class_archive.prune_replaced(current) == [replaced]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [current.name, other_venv.name]
+
+
+def test_the_archive_is_named_after_its_virtualenv_folder_then_its_key(archive_dir, jars):
+    archive = class_archive.archive_file(jars)
+    tag, key = archive.stem.split("-")[1:]
+    assert tag == class_archive.install_tag() and len(tag) == 8
+    assert key == archive_key(class_archive.java_binary(), jars)

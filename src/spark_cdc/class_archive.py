@@ -74,12 +74,21 @@ def archive_dir() -> Path:
     return Path.home() / ".cache" / "spark_cdc" / "class-archives"
 
 
+def install_tag() -> str:
+    """A short tag of pyspark's folder: every archive built for one virtualenv folder starts with
+    it, so a new one replaces the others (an install made again in that folder)."""
+    import pyspark
+
+    spark_home = str(Path(pyspark.__file__).resolve().parent)
+    return hashlib.sha256(spark_home.encode()).hexdigest()[:8]
+
+
 def archive_file(jars: list[Path]) -> Path | None:
     """Where the archive for this Java, pyspark and these jars is (None without a java)."""
     java = java_binary()
     if java is None:
         return None
-    return archive_dir() / f"spark-{archive_key(java, jars)}.jsa"
+    return archive_dir() / f"spark-{install_tag()}-{archive_key(java, jars)}.jsa"
 
 
 def driver_java_options(jars: list[Path]) -> list[str]:
@@ -160,8 +169,21 @@ def build_archive(timeout: float = 600) -> Path | None:
             os.replace(partial, target)
         finally:
             partial.unlink(missing_ok=True)
+    prune_replaced(target)
     prune_stale(target.parent, keep=target)
     return target
+
+
+def prune_replaced(current: Path) -> list[Path]:
+    """Remove the other archives of ``current``'s virtualenv folder (same install tag): built
+    for jars that a reinstall in that folder replaced, no JVM can map them any more."""
+    tag = current.name.split("-")[1]
+    removed = []
+    for archive in current.parent.glob(f"spark-{tag}-*.jsa"):
+        if archive != current:
+            archive.unlink(missing_ok=True)
+            removed.append(archive)
+    return removed
 
 
 STALE_AFTER_DAYS = 30
