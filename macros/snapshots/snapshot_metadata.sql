@@ -285,8 +285,8 @@
     starts before its own updated_at), so no row is newer (dbt's row_changed: valid_from <
     updated_at), and no open row lacks its key in the source, so nothing is deleted. The two
     sides are compared by row count and the sums of two 64-bit hashes (an accidental match is
-    about one in 2^128). Any difference, including a key whose updated_at moved back (which changes nothing
-    either), sends the run down the full path that computes the change rows.
+    about one in 2^128). Any difference, including a key whose updated_at moved back (which
+    changes nothing either), sends the run down the full path that computes the change rows.
 -#}
 {% macro snapshot_unchanged_digest_sql(strategy, source_check, target_relation) -%}
     {%- set columns = config.get('snapshot_table_column_names') or get_snapshot_table_column_names() -%}
