@@ -97,10 +97,10 @@ def runs(spark, tmp_path_factory):
 
 
 def _source(spark, table: str, columns: str, rows: list[tuple]) -> None:
-    values = ", ".join(
-        "(" + ", ".join(f"'{v}'" if isinstance(v, str) else str(v) for v in row) + ")"
-        for row in rows
-    )
+    def literal(value: object) -> str:
+        return "null" if value is None else f"'{value}'" if isinstance(value, str) else str(value)
+
+    values = ", ".join("(" + ", ".join(map(literal, row)) + ")" for row in rows)
     spark.sql(f"drop table if exists scenario_src.{table}")
     spark.sql(f"create table scenario_src.{table} ({columns}) using delta")
     spark.sql(f"insert into scenario_src.{table} values {values}")
@@ -214,6 +214,12 @@ def test_merge_inserts_an_explicit_column_list(spark, runs):
 
 
 def test_duplicate_keys_fail_before_the_merge_naming_the_keys(spark, runs):
+    # The first run checks the keys inside the statement that creates the table: it fails and
+    # creates nothing, naming an offending key.
+    _source(spark, "dupes", PEOPLE, [(None, "Nobody", T1), (2, "Ben", T1)])
+    nulls = _failure(_snapshot(runs, "fixed", "sc_dupes", expect_success=False))
+    assert "NULL or duplicate unique_key values" in nulls and "(id=NULL) x1" in nulls
+    assert not spark.catalog.tableExists("spark_cdc_fixed.sc_dupes")
     _source(spark, "dupes", PEOPLE, [(1, "Ann", T1), (1, "Annie", T1), (2, "Ben", T1)])
     fixed = _snapshot(runs, "fixed", "sc_dupes", expect_success=False)
     stock = _snapshot(runs, "stock", "sc_dupes", expect_success=False)

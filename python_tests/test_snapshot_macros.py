@@ -296,3 +296,26 @@ def test_the_hash_sums_split_each_hash_into_halves_that_cannot_overflow():
 def test_only_the_timestamp_strategy_compares_digests_unless_turned_off(config, compares):
     macros = Macros("snapshots/snapshot_cached_changes.sql", config=config)
     assert macros.snapshot_compares_digests() is compares
+
+
+def test_the_first_run_checks_its_keys_in_the_scd_id_expression():
+    macros = Macros(KEYS, config={}, model_name="o'brien")
+    strategy = {"unique_key": ["region", "id"], "scd_id": "md5(x)"}
+    sql = _flat(macros.snapshot_checked_scd_id(strategy))
+    window = "count(*) over (partition by region, id)"
+    assert sql.startswith(f"case when {window} > 1 or (region is null or id is null) then")
+    assert sql.endswith("else md5(x) end")
+    # the message names the snapshot (quote escaped) and the offending key's values and rows
+    assert "'Snapshot o\\'brien: the source returns '" in sql
+    any_null = "(region is null or id is null)"
+    assert f"case when {any_null} then 'NULL or duplicate' else 'duplicate'" in sql
+    assert (
+        "'region=', coalesce(cast(region as string), 'NULL'), ', ', "
+        "'id=', coalesce(cast(id as string), 'NULL'), ') x', "
+        f"cast({window} as string)"
+    ) in sql
+
+
+def test_the_first_run_key_check_can_be_turned_off():
+    macros = Macros(KEYS, config={"snapshot_check_unique_keys": False})
+    assert macros.snapshot_checked_scd_id({"unique_key": "id", "scd_id": "md5(x)"}) == "md5(x)"

@@ -4,17 +4,18 @@
     Same columns as dbt's default__build_snapshot_table (dbt-adapters 1.24.5), plus:
     - [spark_cdc] the operational metadata columns (snapshot_metadata_column_names);
     - [spark_cdc] dbt_is_deleted is a real boolean, not the string 'False';
-    - [spark_cdc] the query is checked for duplicate keys before anything is written.
+    - [spark_cdc] a NULL or duplicate key fails the statement that creates the table, so no
+      table is made: the check is folded into the same pass over the query that writes it
+      (snapshot_checked_scd_id), not run as a query of its own.
 -#}
 {% macro spark__build_snapshot_table(strategy, sql) %}
     {%- set columns = config.get('snapshot_table_column_names') or get_snapshot_table_column_names() -%}
     {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
-    {%- do spark_cdc.snapshot_assert_source(strategy, sql) -%}
     {%- set valid_from_type = spark_cdc.snapshot_assert_updated_at_type(strategy, sql) -%}
 
     select
         *,
-        {{ strategy.scd_id }} as {{ columns.dbt_scd_id }},
+        {{ spark_cdc.snapshot_checked_scd_id(strategy) }} as {{ columns.dbt_scd_id }},
         {{ strategy.updated_at }} as {{ columns.dbt_updated_at }},
         {{ strategy.updated_at }} as {{ columns.dbt_valid_from }},
         {{ get_dbt_valid_to_current(strategy, columns) }},

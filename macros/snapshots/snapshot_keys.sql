@@ -14,3 +14,43 @@
         {{ return(valid_to ~ ' is null') }}
     {%- endif -%}
 {% endmacro %}
+
+
+{#- The first run's dbt_scd_id expression with the key check folded in: a key that is NULL or
+    that the query returns more than once makes the expression raise an error naming that key and
+    its row count, so the statement that creates the snapshot table fails and creates nothing.
+    A window over the keys in the same select: the check costs no pass of its own over the query.
+    Config snapshot_check_unique_keys: false leaves dbt's plain expression. -#}
+{% macro snapshot_checked_scd_id(strategy) %}
+    {%- if not config.get('snapshot_check_unique_keys', true) -%}
+        {{ return(strategy.scd_id) }}
+    {%- endif -%}
+    {%- set keys = spark_cdc.snapshot_key_list(strategy.unique_key) -%}
+    {%- set key_rows = 'count(*) over (partition by ' ~ keys | join(', ') ~ ')' -%}
+    {%- set null_tests = [] -%}
+    {%- set shown = [] -%}
+    {%- for key in keys -%}
+        {%- do null_tests.append(key ~ ' is null') -%}
+        {%- do shown.append(spark_cdc.snapshot_sql_text(key ~ '=') ~ ", coalesce(cast(" ~ key ~ " as string), 'NULL')") -%}
+    {%- endfor -%}
+    {%- set any_null = '(' ~ null_tests | join(' or ') ~ ')' -%}
+    {%- set message -%}
+        concat(
+            {{ spark_cdc.snapshot_sql_text('Snapshot ' ~ model.name ~ ': the source returns ') }},
+            case when {{ any_null }} then 'NULL or duplicate' else 'duplicate' end,
+            {{ spark_cdc.snapshot_sql_text(' unique_key values, so the merge would be ambiguous; '
+                ~ 'nothing was written. Fix the source. Offending key (one of them): (') }},
+            {{ shown | join(", ', ', ") }},
+            ') x',
+            cast({{ key_rows }} as string)
+        )
+    {%- endset -%}
+    {{ return('case when ' ~ key_rows ~ ' > 1 or ' ~ any_null ~ ' then raise_error(' ~ message
+        ~ ') else ' ~ strategy.scd_id ~ ' end') }}
+{% endmacro %}
+
+
+{#- `text` as a Spark SQL string literal (backslashes and single quotes escaped). -#}
+{% macro snapshot_sql_text(text) %}
+    {{ return("'" ~ (text | string | replace('\\', '\\\\') | replace("'", "\\'")) ~ "'") }}
+{% endmacro %}
