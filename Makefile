@@ -36,7 +36,7 @@ pytest: setup
 
 bench: setup
 	$(BIN)/python benchmarks/bench_startup.py
-	$(BIN)/python benchmarks/bench_snapshot.py --rows 1000000
+	$(BIN)/python benchmarks/bench_snapshot.py
 	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_hash_cdc.py
 	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_change_events.py
 	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_schema_drift.py
