@@ -31,7 +31,8 @@
     {%- set shown = [] -%}
     {%- for key in keys -%}
         {%- do null_tests.append(key ~ ' is null') -%}
-        {%- do shown.append(spark_cdc.snapshot_sql_text(key ~ '=') ~ ", coalesce(cast(" ~ key ~ " as string), 'NULL')") -%}
+        {%- set value = "coalesce(cast(" ~ key ~ " as string), 'NULL')" -%}
+        {%- do shown.append(spark_cdc.snapshot_sql_text(key ~ '=') ~ ', ' ~ value) -%}
     {%- endfor -%}
     {%- set any_null = '(' ~ null_tests | join(' or ') ~ ')' -%}
     {%- set message -%}
