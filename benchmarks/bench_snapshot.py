@@ -23,6 +23,7 @@ Usage: ``python benchmarks/bench_snapshot.py`` (``--keys 5000000`` for the large
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import sys
@@ -212,6 +213,10 @@ def main() -> int:
     )
     args = parser.parse_args()
 
+    # dbt runs in this process, on the session this script starts: by default the project's
+    # profile and its embedded target (the by-hand default, the engine, would need this home).
+    os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT / "profiles"))
+    os.environ.setdefault("SPARK_CDC_TARGET", "local")
     spark = get_or_create_session()
     started = time.perf_counter()
     _generate(spark, args.keys)
