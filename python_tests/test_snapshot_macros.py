@@ -230,80 +230,12 @@ def _flat(sql: str) -> str:
     return " ".join(sql.split())
 
 
-def test_the_unchanged_digest_hashes_the_same_pairs_on_both_sides_and_compares_every_sum():
-    columns = {
-        "dbt_valid_to": "valid_to",
-        "dbt_updated_at": "source_updated_at",
-        "dbt_is_deleted": "is_gone",
-    }
-    macros = Macros(
-        METADATA,
-        KEYS,
-        config={"snapshot_table_column_names": columns, "dbt_valid_to_current": "'9999-12-31'"},
-    )
-    strategy = {"unique_key": ["region", "id"], "hard_deletes": "new_record"}
-    sql = _flat(macros.snapshot_unchanged_digest_sql(strategy, "SOURCE CHECK", "s.snap"))
-    assert "from (SOURCE CHECK) as source_side cross join" in sql
-    # the open rows' keys in the order of the unique_key, then the renamed dbt_updated_at
-    renamed = "source_updated_at as dbt_snapshot_digest_updated_at"
-    assert f"select region as key_1, id as key_2, {renamed}" in sql
-    assert "xxhash64(key_1, key_2, dbt_snapshot_digest_updated_at) as hash_1" in sql
-    assert "xxhash64('spark_cdc', key_1, key_2, dbt_snapshot_digest_updated_at) as hash_2" in sql
-    # open rows only (the current marker too), open deletion rows of new_record left out
-    assert (
-        "where (valid_to = '9999-12-31' or valid_to is null) and not coalesce(is_gone, false)"
-        in sql
-    )
-    comparison = sql[sql.index("coalesce( source_side") : sql.index(", false ) as unchanged")]
-    for part in ("1_low", "1_high", "2_low", "2_high"):
-        assert f"source_side.digest_{part} = open_side.digest_{part}" in comparison
-    assert "source_side.source_rows = open_side.open_rows" in comparison
-
-
-def test_without_new_record_every_open_row_is_digested():
-    columns = {"dbt_valid_to": "v_to", "dbt_updated_at": "dbt_updated_at"}
-    macros = Macros(METADATA, KEYS, config={"snapshot_table_column_names": columns})
-    macros_sql = _flat(
-        macros.snapshot_unchanged_digest_sql(
-            {"unique_key": "id", "hard_deletes": "invalidate"}, "S", "s.snap"
-        )
-    )
-    assert "where v_to is null )" in macros_sql
-    assert "coalesce(" in macros_sql and "is_deleted" not in macros_sql
-
-
-def test_the_hash_sums_split_each_hash_into_halves_that_cannot_overflow():
-    sums = _flat(Macros(METADATA).snapshot_hash_sums())
-    assert sums == (
-        "try_sum(hash_1 & 4294967295) as digest_1_low,"
-        " try_sum(shiftright(hash_1, 32)) as digest_1_high,"
-        " try_sum(hash_2 & 4294967295) as digest_2_low,"
-        " try_sum(shiftright(hash_2, 32)) as digest_2_high"
-    )
-    per_key = _flat(Macros(METADATA).snapshot_row_hashes(["id", "u"], "max"))
-    assert per_key == "max(xxhash64(id, u)) as hash_1, max(xxhash64('spark_cdc', id, u)) as hash_2"
-
-
-@pytest.mark.parametrize(
-    ("config", "compares"),
-    [
-        ({"strategy": "timestamp"}, True),
-        ({"strategy": "check"}, False),
-        ({"strategy": "timestamp", "snapshot_compare_digests": False}, False),
-        ({"strategy": "timestamp", "snapshot_compare_digests": "false"}, False),
-    ],
-)
-def test_only_the_timestamp_strategy_compares_digests_unless_turned_off(config, compares):
-    macros = Macros("snapshots/snapshot_cached_changes.sql", config=config)
-    assert macros.snapshot_compares_digests() is compares
-
-
 def test_the_first_run_checks_its_keys_in_the_scd_id_expression():
     macros = Macros(KEYS, config={}, model_name="o'brien")
     strategy = {"unique_key": ["region", "id"], "scd_id": "md5(x)"}
     sql = _flat(macros.snapshot_checked_scd_id(strategy))
     window = "count(*) over (partition by region, id)"
-    assert sql.startswith(f"case when {window} > 1 or (region is null or id is null) then")
+    assert sql.startswith(f"case when ({window} > 1 or (region is null or id is null)) then")
     assert sql.endswith("else md5(x) end")
     # the message names the snapshot (quote escaped) and the offending key's values and rows
     assert "'Snapshot o\\'brien: the source returns '" in sql
@@ -319,3 +251,20 @@ def test_the_first_run_checks_its_keys_in_the_scd_id_expression():
 def test_the_first_run_key_check_can_be_turned_off():
     macros = Macros(KEYS, config={"snapshot_check_unique_keys": False})
     assert macros.snapshot_checked_scd_id({"unique_key": "id", "scd_id": "md5(x)"}) == "md5(x)"
+
+
+def test_the_key_check_names_the_key_as_written_and_reads_it_where_the_check_runs():
+    macros = Macros(KEYS, config={}, model_name="snap")
+    check = macros.snapshot_key_check(
+        ["region", "id"], ["source_data.k_1", "source_data.k_2"], "source_data.rows"
+    )
+    assert check["fails"] == (
+        "(source_data.rows > 1 or (source_data.k_1 is null or source_data.k_2 is null))"
+    )
+    error = _flat(check["error"])
+    assert error.startswith("raise_error(concat( 'Snapshot snap: the source returns ',")
+    assert (
+        "'region=', coalesce(cast(source_data.k_1 as string), 'NULL'), ', ', "
+        "'id=', coalesce(cast(source_data.k_2 as string), 'NULL'), ') x', "
+        "cast(source_data.rows as string)"
+    ) in error

@@ -1,7 +1,7 @@
-"""A snapshot run with nothing to change: the timestamp strategy compares the source's (key,
-updated_at) pairs with the open rows' by digest and then computes no change rows. Every day is
-checked on the table's rows (expected rows written out here) and on the path the run took (the
-SQL statements dbt ran, seen through a dbt callback)."""
+"""A snapshot run with nothing to change: the join that finds the changed keys finds none, and the
+run computes no change rows and merges nothing, whatever the strategy. Every day is checked on
+the table's rows (expected rows written out here), on the table's versions and on the path the
+run took (the SQL statements dbt ran, seen through a dbt callback)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ sources:
       - name: new_record
       - name: composite
       - name: check_all
-      - name: turned_off
 """
 
 SNAPSHOTS_YML = """
@@ -44,19 +43,13 @@ snapshots:
   - name: un_check_all
     relation: source('unchanged', 'check_all')
     config: {unique_key: id, strategy: check, check_cols: all}
-  - name: un_turned_off
-    relation: source('unchanged', 'turned_off')
-    config:
-      unique_key: id
-      strategy: timestamp
-      updated_at: updated_at
-      snapshot_compare_digests: false
 """
 
 T0, T1, T2, T3 = (dt.datetime(2026, 1, day, 8, 0) for day in (1, 2, 3, 4))
 PEOPLE = "id int, name string, updated_at timestamp"
 SKIPPED = "select 'insert' as dbt_change_type where false"
-CHANGE_ROWS = re.compile(r"cache table \S+__dbt_keys_")
+CHANGED_KEYS = re.compile(r"cache table \S+__dbt_keys_")
+CHANGE_ROWS = re.compile(r"cache table \S+__dbt_changes_")
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +68,8 @@ def _source(spark, table: str, columns: str, rows: list[tuple]) -> None:
 
 
 def _snapshot(dbt, name: str) -> str:
-    """Run the snapshot; which path it took: 'skipped', 'change rows' (or 'build', day 1)."""
+    """Run the snapshot; which path it took: 'skipped' (changed keys looked for, none found, no
+    change rows), 'change rows' (or 'build', day 1)."""
     statements: list[str] = []
 
     def collect(event) -> None:
@@ -85,7 +79,8 @@ def _snapshot(dbt, name: str) -> str:
     dbt("snapshot", "--select", name, callbacks=[collect])
     text = "\n".join(statements)
     if SKIPPED in text:
-        assert not CHANGE_ROWS.search(text)
+        assert CHANGED_KEYS.search(text) and not CHANGE_ROWS.search(text)
+        assert "merge into" not in text
         return "skipped"
     return "change rows" if CHANGE_ROWS.search(text) else "build"
 
@@ -131,11 +126,11 @@ def test_an_unchanged_source_takes_no_change_rows_and_every_change_still_counts(
     assert len(closed_3) == 1 and closed_3[0][3] is not None
     changed = _rows(spark, name, *OPEN)
 
-    # An updated_at moved back changes nothing (dbt's row_changed), but is not a skip either.
+    # An updated_at moved back changes nothing (dbt's row_changed): skipped too.
     _source(spark, "invalidate", PEOPLE, [(1, "a2", T1), (2, "b-old", T0 - T1 + T0), (4, "d", T2)])
     before = _version(spark, name)
     for _ in range(2):
-        assert _snapshot(dbt, name) == "change rows"
+        assert _snapshot(dbt, name) == "skipped"
         assert _version(spark, name) == before
         assert _rows(spark, name, *OPEN) == changed
 
@@ -173,7 +168,9 @@ def test_a_composite_key_is_skipped_when_unchanged(spark, dbt):
     rows = [("eu", 1, "a", T0), ("us", 1, "b", T0), ("eu", 2, "c", T0)]
     _source(spark, "composite", columns, rows)
     assert _snapshot(dbt, name) == "build"
+    built = _version(spark, name)
     assert _snapshot(dbt, name) == "skipped"
+    assert _version(spark, name) == built
     # The same values under swapped keys are a change.
     swapped = [("eu", 1, "a", T0), ("us", 2, "b", T0), ("eu", 2, "c", T0)]
     _source(spark, "composite", columns, swapped)
@@ -183,13 +180,18 @@ def test_a_composite_key_is_skipped_when_unchanged(spark, dbt):
     assert open_keys == [("eu", 1), ("eu", 2), ("us", 2)]
 
 
-def test_the_check_strategy_and_a_snapshot_turned_off_always_compute_change_rows(spark, dbt):
-    for table, name in (("check_all", "un_check_all"), ("turned_off", "un_turned_off")):
-        _source(spark, table, PEOPLE, [(1, "a", T0), (2, "b", T0)])
-        assert _snapshot(dbt, name) == "build"
-        built = _rows(spark, name, *OPEN)
-        assert _snapshot(dbt, name) == "change rows"
-        assert _rows(spark, name, *OPEN) == built
-        # Nothing merged (the run may turn deletion vectors on: a table property).
-        operations = spark.sql(f"describe history spark_cdc_unchanged.{name}")
-        assert "MERGE" not in {row.operation for row in operations.collect()}
+def test_the_check_strategy_is_skipped_when_unchanged_and_takes_a_changed_column(spark, dbt):
+    name = "un_check_all"
+    _source(spark, "check_all", PEOPLE, [(1, "a", T0), (2, "b", T0)])
+    assert _snapshot(dbt, name) == "build"
+    built = _rows(spark, name, *OPEN)
+    version = _version(spark, name)
+    assert _snapshot(dbt, name) == "skipped"
+    assert _rows(spark, name, *OPEN) == built
+    assert _version(spark, name) == version
+    # a changed column with the same updated_at: the check strategy takes it
+    _source(spark, "check_all", PEOPLE, [(1, "a", T0), (2, "b2", T0)])
+    assert _snapshot(dbt, name) == "change rows"
+    rows = _rows(spark, name, "id", "name", "dbt_valid_to")
+    assert [row for row in rows if row[2] is None] == [(1, "a", None), (2, "b2", None)]
+    assert len(rows) == 3

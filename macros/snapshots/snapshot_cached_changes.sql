@@ -25,15 +25,6 @@
 {% endmacro %}
 
 
-{#- Whether a run compares the source with the open rows by digest first (the timestamp
-    strategy; config snapshot_compare_digests: false turns it off), so that a run with nothing
-    to change skips the change rows. -#}
-{% macro snapshot_compares_digests() %}
-    {{ return(config.get('strategy') == 'timestamp'
-        and (config.get('snapshot_compare_digests', true) | string | lower) != 'false') }}
-{% endmacro %}
-
-
 {#- A run with nothing to change: its cached changes are an empty relation, so the MERGE macro
     finds no change and runs no MERGE. -#}
 {% macro snapshot_cache_no_changes(target_relation) %}
@@ -53,25 +44,44 @@
 
 {#- Compute the change rows once into the session's cache (CACHE TABLE is eager: the source is
     read and joined with the open rows here, and never again in this run): the changed keys
-    (stage 1), then their change rows (stage 2; the closed rows are read only when a changed key
-    has no open row). Both read the snapshot table as of its version
-    now, so the MERGE's commit leaves them as they are. -#}
+    (stage 1, which also checks the source's keys), then their change rows (stage 2; the closed
+    rows are read only when a changed key has no open row). Both read the snapshot table as of its
+    version now, so the MERGE's commit leaves them as they are. A run whose stage 1 finds no
+    changed key caches an empty set of changes (no stage 2, no MERGE); one whose changed keys come
+    from no source row checks that the source is not empty when it must not be. -#}
 {% macro snapshot_cache_changes(strategy, source_sql, target_relation, plan) %}
     {%- set version = spark_cdc.snapshot_table_version(target_relation) -%}
     {%- set keys = spark_cdc.snapshot_cached_changes_relation(target_relation, 'keys') -%}
     {%- set changes = spark_cdc.snapshot_cached_changes_relation(target_relation) -%}
+    {%- set check_keys = config.get('snapshot_check_unique_keys', true) -%}
     {%- call statement('snapshot_cache_changed_keys') -%}
         cache table {{ keys }} as
-        {{ spark_cdc.snapshot_changed_keys_sql(strategy, source_sql, target_relation, plan, version) }}
+        {{ spark_cdc.snapshot_changed_keys_sql(
+            strategy, source_sql, target_relation, plan, version, check_keys) }}
     {%- endcall -%}
+    {%- set summary = run_query(
+        'select count(*), count_if(' ~ plan.has_source ~ '), count_if(not ' ~ plan.has_open ~ '), '
+        ~ 'cast(min(case when not ' ~ plan.has_open ~ ' then source_data.' ~ plan.columns.dbt_updated_at
+        ~ ' end) as string) from ' ~ keys).rows[0] -%}
+    {%- if summary[0] > 0 and summary[1] == 0 and spark_cdc.snapshot_refuses_empty_source(strategy) -%}
+        {#- every change is a delete: refused if the source is empty -#}
+        {%- if run_query(spark_cdc.snapshot_source_probe_sql(source_sql)).rows[0][0] == 0 -%}
+            {%- do spark_cdc.snapshot_raise_empty_source(strategy) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- if summary[0] == 0 -%}
+        {%- do spark_cdc.snapshot_cache_no_changes(target_relation) -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {#- only a run that will merge upgrades the table (a refused or unchanged run leaves it as
+        it is); the cached keys read a fixed version of it, so they stay valid -#}
+    {%- do spark_cdc.snapshot_ensure_deletion_vectors(target_relation) -%}
     {%- set find_last_closed = false -%}
     {%- set closed_since = none -%}
     {%- if strategy.hard_deletes == 'invalidate' -%}
-        {%- set returning = run_query(
-            'select count(*), cast(min(source_data.' ~ plan.columns.dbt_updated_at ~ ') as string) from '
-            ~ keys ~ ' where not ' ~ plan.has_open).rows[0] -%}
-        {%- set find_last_closed = returning[0] > 0 and returning[1] is not none -%}
-        {%- set closed_since = returning[1] -%}
+        {#- the changed keys without an open row, and the earliest updated_at among them -#}
+        {%- set find_last_closed = summary[2] > 0 and summary[3] is not none -%}
+        {%- set closed_since = summary[3] -%}
     {%- endif -%}
     {%- call statement('snapshot_cache_changes') -%}
         cache table {{ changes }} as

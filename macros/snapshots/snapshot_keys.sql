@@ -27,12 +27,22 @@
     {%- endif -%}
     {%- set keys = spark_cdc.snapshot_key_list(strategy.unique_key) -%}
     {%- set key_rows = 'count(*) over (partition by ' ~ keys | join(', ') ~ ')' -%}
+    {%- set check = spark_cdc.snapshot_key_check(keys, keys, key_rows) -%}
+    {{ return('case when ' ~ check.fails ~ ' then ' ~ check.error ~ ' else ' ~ strategy.scd_id ~ ' end') }}
+{% endmacro %}
+
+
+{#- The key check of a source row, as SQL: `fails` (a condition: the row's key is NULL, or its
+    `key_rows`, the number of the query's rows with that key, is above 1) and `error` (a
+    raise_error naming the key and its row count). `names`: the unique_key columns as the user
+    wrote them; `values`: the expressions that hold them where the check runs. -#}
+{% macro snapshot_key_check(names, values, key_rows) %}
     {%- set null_tests = [] -%}
     {%- set shown = [] -%}
-    {%- for key in keys -%}
-        {%- do null_tests.append(key ~ ' is null') -%}
-        {%- set value = "coalesce(cast(" ~ key ~ " as string), 'NULL')" -%}
-        {%- do shown.append(spark_cdc.snapshot_sql_text(key ~ '=') ~ ', ' ~ value) -%}
+    {%- for value in values -%}
+        {%- do null_tests.append(value ~ ' is null') -%}
+        {%- set text = "coalesce(cast(" ~ value ~ " as string), 'NULL')" -%}
+        {%- do shown.append(spark_cdc.snapshot_sql_text(names[loop.index0] ~ '=') ~ ', ' ~ text) -%}
     {%- endfor -%}
     {%- set any_null = '(' ~ null_tests | join(' or ') ~ ')' -%}
     {%- set message -%}
@@ -46,8 +56,7 @@
             cast({{ key_rows }} as string)
         )
     {%- endset -%}
-    {{ return('case when ' ~ key_rows ~ ' > 1 or ' ~ any_null ~ ' then raise_error(' ~ message
-        ~ ') else ' ~ strategy.scd_id ~ ' end') }}
+    {{ return({'fails': '(' ~ key_rows ~ ' > 1 or ' ~ any_null ~ ')', 'error': 'raise_error(' ~ message ~ ')'}) }}
 {% endmacro %}
 
 

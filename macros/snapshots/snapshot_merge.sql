@@ -12,7 +12,7 @@
       version's id is derived from its own start, later than every earlier version's);
     - [spark_cdc] with cached changes (snapshot_cached_changes.sql): the MERGE reads them, and a
       run with no change runs no MERGE at all (nothing is committed). The snapshot table gets
-      deletion vectors before the changes are cached (snapshot_ensure_deletion_vectors), so
+      deletion vectors before the change rows are cached (snapshot_ensure_deletion_vectors), so
       closing 1% of the rows marks them in place instead of rewriting every file holding one.
 -#}
 {% macro spark__snapshot_merge_sql(target, source, insert_cols) -%}

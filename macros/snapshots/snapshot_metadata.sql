@@ -194,133 +194,43 @@
 
 {#- The guard rails on the snapshot query, in one pass over it, before anything is written:
     duplicate or NULL keys (snapshot_assert_unique_keys names them) and, when check_not_empty,
-    an empty query that snapshot_refuses_empty_source.
-
-    With `target_relation` (a timestamp-strategy run on an existing table, see
-    snapshot_unchanged_digest_sql), the same query also compares the source with the table's open
-    rows and the macro returns whether the run has nothing to change; else it returns false. -#}
-{% macro snapshot_assert_source(strategy, sql, check_not_empty=false, target_relation=none) %}
+    an empty query that snapshot_refuses_empty_source. A Delta snapshot that caches its changes
+    checks its keys in the join that finds the changed keys instead (snapshot_cache_changes);
+    this pass serves the other paths. -#}
+{% macro snapshot_assert_source(strategy, sql, check_not_empty=false) %}
     {%- set check_keys = config.get('snapshot_check_unique_keys', true) -%}
     {%- set check_empty = check_not_empty and spark_cdc.snapshot_refuses_empty_source(strategy) -%}
-    {%- set compare = check_keys and target_relation is not none -%}
     {%- if not check_keys and not check_empty -%}
-        {{ return(false) }}
+        {{ return(none) }}
     {%- endif -%}
     {%- if check_keys -%}
         {%- set keys = spark_cdc.snapshot_key_list(strategy.unique_key) -%}
-        {%- set key_counts -%}
-            select
-                {% for key in keys %}{{ key }} as key_{{ loop.index }}, {% endfor %}count(*) as key_rows
-                {%- if compare %},
-                {#- one row per key unless the run fails for duplicates: max() is that row's hash #}
-                {%- set hashed = keys + ['dbt_snapshot_digest_updated_at'] %}
-                {{ spark_cdc.snapshot_row_hashes(hashed, 'max') | indent(16) }}
-                {%- endif %}
-            from (
-                select *{{ ', ' ~ strategy.updated_at ~ ' as dbt_snapshot_digest_updated_at' if compare }}
-                from ({{ sql }}) as snapshot_query
-            ) as snapshot_query
-            group by {% for key in keys %}{{ loop.index }}{{ ', ' if not loop.last }}{% endfor %}
-        {%- endset -%}
         {%- set check_sql -%}
             select
                 coalesce(sum(key_rows), 0) as source_rows,
                 count_if(key_rows > 1{% for key in keys %} or key_{{ loop.index }} is null{% endfor %}) as offending_keys
-                {%- if compare %},
-                {{ spark_cdc.snapshot_hash_sums() | indent(16) }}
-                {%- endif %}
-            from ({{ key_counts }}) as key_counts
+            from (
+                select {% for key in keys %}{{ key }} as key_{{ loop.index }}, {% endfor %}count(*) as key_rows
+                from ({{ sql }}) as snapshot_query
+                group by {% for key in keys %}{{ loop.index }}{{ ', ' if not loop.last }}{% endfor %}
+            ) as key_counts
         {%- endset -%}
-        {%- if compare -%}
-            {%- set check_sql = spark_cdc.snapshot_unchanged_digest_sql(
-                strategy, check_sql, target_relation) -%}
-        {%- endif -%}
     {%- else -%}
-        {%- set check_sql = 'select count(*) as source_rows, 0 as offending_keys from (select 1 from ('
-            ~ sql ~ ') as snapshot_query limit 1) as probe' -%}
+        {%- set check_sql = spark_cdc.snapshot_source_probe_sql(sql) -%}
     {%- endif -%}
     {%- set result = run_query(check_sql) -%}
-    {%- if result is none or result.rows | length == 0 -%}
-        {{ return(false) }}
-    {%- endif -%}
     {%- if check_empty and result.rows[0][0] == 0 -%}
         {%- do spark_cdc.snapshot_raise_empty_source(strategy) -%}
     {%- endif -%}
     {%- if result.rows[0][1] > 0 -%}
         {%- do spark_cdc.snapshot_assert_unique_keys(strategy, sql) -%}
     {%- endif -%}
-    {{ return(compare and result.rows[0][0] > 0 and result.rows[0][2] == true) }}
 {% endmacro %}
 
 
-{#- Two 64-bit hashes of `values` (the key expressions, then the updated_at column), hash_1 and
-    hash_2, each through `aggregate` when given. -#}
-{% macro snapshot_row_hashes(values, aggregate=none) -%}
-    {%- set listed = values | join(', ') -%}
-    {%- set hashes = ['xxhash64(' ~ listed ~ ')', "xxhash64('spark_cdc', " ~ listed ~ ')'] -%}
-    {%- for hash in hashes -%}
-    {{ aggregate ~ '(' ~ hash ~ ')' if aggregate else hash }} as hash_{{ loop.index }}{{ ',\n' if not loop.last }}
-    {%- endfor -%}
-{%- endmacro %}
-
-
-{#- Order-independent sums of hash_1 and hash_2: each hash's low and high 32 bits summed apart as
-    bigints (no overflow below 2^31 rows; try_sum gives NULL, never equal, beyond), so together
-    with the row count they are a 128-bit digest of the set of hashed rows. -#}
-{% macro snapshot_hash_sums() -%}
-    {%- for index in (1, 2) -%}
-    try_sum(hash_{{ index }} & 4294967295) as digest_{{ index }}_low,
-    try_sum(shiftright(hash_{{ index }}, 32)) as digest_{{ index }}_high{{ ',\n' if not loop.last }}
-    {%- endfor -%}
-{%- endmacro %}
-
-
-{#-
-    Whether a timestamp-strategy run has nothing to change, decided from digests, in the guard
-    rails' query (`source_check`: its source_rows, offending_keys and the digest_* sums).
-
-    The run changes nothing when the source's (key, updated_at) pairs are exactly the (key,
-    dbt_updated_at) pairs of the table's open rows (its open deletion rows aside): every source
-    key then has an open row whose version started at or after that updated_at (a version never
-    starts before its own updated_at), so no row is newer (dbt's row_changed: valid_from <
-    updated_at), and no open row lacks its key in the source, so nothing is deleted. The two
-    sides are compared by row count and the sums of two 64-bit hashes (an accidental match is
-    about one in 2^128). Any difference, including a key whose updated_at moved back (which
-    changes nothing either), sends the run down the full path that computes the change rows.
--#}
-{% macro snapshot_unchanged_digest_sql(strategy, source_check, target_relation) -%}
-    {%- set columns = config.get('snapshot_table_column_names') or get_snapshot_table_column_names() -%}
-    {%- set keys = spark_cdc.snapshot_key_list(strategy.unique_key) -%}
-    {%- set open_values = [] -%}
-    {%- for key in keys -%}{%- do open_values.append('key_' ~ loop.index) -%}{%- endfor -%}
-    {%- do open_values.append('dbt_snapshot_digest_updated_at') -%}
-    select
-        source_side.source_rows,
-        source_side.offending_keys,
-        coalesce(
-            source_side.source_rows = open_side.open_rows
-            {%- for part in ('1_low', '1_high', '2_low', '2_high') %}
-            and source_side.digest_{{ part }} = open_side.digest_{{ part }}
-            {%- endfor %},
-            false
-        ) as unchanged
-    from ({{ source_check }}) as source_side
-    cross join (
-        select
-            count(*) as open_rows,
-            {{ spark_cdc.snapshot_hash_sums() | indent(12) }}
-        from (
-            select {{ spark_cdc.snapshot_row_hashes(open_values) | indent(16) }}
-            from (
-                select
-                    {% for key in keys %}{{ key }} as key_{{ loop.index }}, {% endfor -%}
-                    {{ columns.dbt_updated_at }} as dbt_snapshot_digest_updated_at
-                from {{ target_relation }}
-                where {{ spark_cdc.snapshot_row_is_open('', columns) }}
-                {%- if strategy.hard_deletes == 'new_record' %}
-                    and not coalesce({{ columns.dbt_is_deleted }}, false)
-                {%- endif %}
-            ) as open_rows
-        ) as open_hashes
-    ) as open_side
+{#- A query whose `source_rows` is 1 when the snapshot query returns a row, else 0 (it stops at
+    the first row), and `offending_keys` 0 (no key check). -#}
+{% macro snapshot_source_probe_sql(sql) -%}
+    select count(*) as source_rows, 0 as offending_keys
+    from (select 1 from ({{ sql }}) as snapshot_query limit 1) as probe
 {%- endmacro %}

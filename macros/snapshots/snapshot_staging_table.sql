@@ -123,8 +123,19 @@
 
 {#- Stage 1 of the change rows: each key's source row and open row side by side (a full outer
     join), kept only for the keys with a change, each side as a struct (`source_data`,
-    `snapshotted_data`) so that stage 2 reads them with the same names. -#}
-{% macro snapshot_changed_keys_sql(strategy, source_sql, target_relation, plan, target_version=none) -%}
+    `snapshotted_data`) so that stage 2 reads them with the same names.
+    `check_keys`: the source's key check in the same query (a window over the keys, which the join
+    then uses as its partitioning): a NULL or duplicate key is kept too, and its column
+    `dbt_snapshot_key_check` raises the error that names it. -#}
+{% macro snapshot_changed_keys_sql(strategy, source_sql, target_relation, plan, target_version=none, check_keys=false) -%}
+    {%- set keys = spark_cdc.snapshot_key_list(strategy.unique_key) -%}
+    {%- if check_keys -%}
+        {%- set key_values = [] -%}
+        {%- for name in plan.key_names -%}{%- do key_values.append('source_data.' ~ name) -%}{%- endfor -%}
+        {%- set check = spark_cdc.snapshot_key_check(keys, key_values, 'source_data.dbt_snapshot_key_rows') -%}
+        {#- a row of the join without a source row has no key_rows: never a fault -#}
+        {%- set fault = '(source_data.dbt_snapshot_key_rows is not null and ' ~ check.fails ~ ')' -%}
+    {%- endif -%}
     with snapshot_query as (
 
         {{ source_sql }}
@@ -148,15 +159,26 @@
             {{ unique_key_fields(strategy.unique_key) }},
             {{ strategy.updated_at }} as {{ plan.columns.dbt_updated_at }},
             {{ get_dbt_valid_to_current(strategy, plan.columns) }}
+            {%- if check_keys %},
+            count(*) over (partition by {{ keys | join(', ') }}) as dbt_snapshot_key_rows
+            {%- endif %}
         from snapshot_query
 
     )
 
-    select struct(source_data.*) as source_data, struct(snapshotted_data.*) as snapshotted_data
+    select
+        struct(source_data.*) as source_data,
+        struct(snapshotted_data.*) as snapshotted_data
+        {%- if check_keys %},
+        case when {{ fault }} then {{ check.error }} end as dbt_snapshot_key_check
+        {%- endif %}
     from source_data
     full outer join snapshotted_data
         on {{ unique_key_join_on(strategy.unique_key, "snapshotted_data", "source_data") }}
     where {% for branch in plan.branches %}({{ branch.when }}){{ ' or ' if not loop.last }}{% endfor %}
+        {%- if check_keys %}
+        or {{ fault }}
+        {%- endif %}
 {%- endmacro %}
 
 
@@ -294,33 +316,26 @@
 {#-
     The staging of a snapshot run, read by spark__snapshot_merge_sql.
 
-    [spark_cdc] The guard rails run first (one pass over the query, snapshot_metadata.sql). For a
-    Delta snapshot the change rows are then computed once into the session's cache, in two
-    stages (snapshot_cached_changes.sql), and the MERGE reads them there: the source is read and
-    joined with the open rows once per run, and a run with no change merges nothing. A
-    timestamp-strategy run whose source holds exactly the open rows' keys and updated_at values
-    (compared by digest in the guard rails' query, snapshot_unchanged_digest_sql) computes no
-    change rows at all.
+    [spark_cdc] For a Delta snapshot the change rows are computed once into the session's cache,
+    in two stages (snapshot_cached_changes.sql), and the MERGE reads them there: the source is
+    read and joined with the open rows once per run, the guard rails (NULL or duplicate keys, an
+    empty source with hard deletes) are checked in that same join, and a run with no change
+    computes no change rows and merges nothing. Other snapshots run the guard rails as one pass
+    over the query first (snapshot_metadata.sql).
     The staging view dbt-spark builds from this select is then only described (its columns),
     never read.
 -#}
 {% macro spark__snapshot_staging_table(strategy, source_sql, target_relation) -%}
     {%- set caches = spark_cdc.snapshot_caches_changes() and not target_relation.is_iceberg -%}
     {%- do spark_cdc.snapshot_assert_updated_at_type(strategy, source_sql) -%}
-    {%- set unchanged = spark_cdc.snapshot_assert_source(
-        strategy, source_sql, check_not_empty=true,
-        target_relation=target_relation if caches and spark_cdc.snapshot_compares_digests() else none) -%}
+    {%- if not caches -%}
+        {%- do spark_cdc.snapshot_assert_source(strategy, source_sql, check_not_empty=true) -%}
+    {%- endif -%}
     {%- if not target_relation.is_iceberg -%}
         {%- do spark_cdc.snapshot_widen_columns(source_sql, target_relation) -%}
     {%- endif -%}
-    {%- if caches and not unchanged -%}
-        {#- before the cache: a table change after it would invalidate the cached rows -#}
-        {%- do spark_cdc.snapshot_ensure_deletion_vectors(target_relation) -%}
-    {%- endif -%}
     {%- set plan = spark_cdc.snapshot_change_plan(strategy, source_sql, target_relation) -%}
-    {%- if caches and unchanged -%}
-        {%- do spark_cdc.snapshot_cache_no_changes(target_relation) -%}
-    {%- elif caches -%}
+    {%- if caches -%}
         {%- do spark_cdc.snapshot_cache_changes(strategy, source_sql, target_relation, plan) -%}
     {%- endif -%}
     {{ return(spark_cdc.snapshot_changes_sql(strategy, source_sql, target_relation, plan)) }}
