@@ -56,7 +56,8 @@
             cast({{ key_rows }} as string)
         )
     {%- endset -%}
-    {{ return({'fails': '(' ~ key_rows ~ ' > 1 or ' ~ any_null ~ ')', 'error': 'raise_error(' ~ message ~ ')'}) }}
+    {%- set fails = '(' ~ key_rows ~ ' > 1 or ' ~ any_null ~ ')' -%}
+    {{ return({'fails': fails, 'error': 'raise_error(' ~ message ~ ')'}) }}
 {% endmacro %}
 
 

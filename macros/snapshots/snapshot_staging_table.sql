@@ -127,12 +127,15 @@
     `check_keys`: the source's key check in the same query (a window over the keys, which the join
     then uses as its partitioning): a NULL or duplicate key is kept too, and its column
     `dbt_snapshot_key_check` raises the error that names it. -#}
-{% macro snapshot_changed_keys_sql(strategy, source_sql, target_relation, plan, target_version=none, check_keys=false) -%}
+{% macro snapshot_changed_keys_sql(
+    strategy, source_sql, target_relation, plan, target_version=none, check_keys=false
+) -%}
     {%- set keys = spark_cdc.snapshot_key_list(strategy.unique_key) -%}
     {%- if check_keys -%}
         {%- set key_values = [] -%}
         {%- for name in plan.key_names -%}{%- do key_values.append('source_data.' ~ name) -%}{%- endfor -%}
-        {%- set check = spark_cdc.snapshot_key_check(keys, key_values, 'source_data.dbt_snapshot_key_rows') -%}
+        {%- set key_rows = 'source_data.dbt_snapshot_key_rows' -%}
+        {%- set check = spark_cdc.snapshot_key_check(keys, key_values, key_rows) -%}
         {#- a row of the join without a source row has no key_rows: never a fault -#}
         {%- set fault = '(source_data.dbt_snapshot_key_rows is not null and ' ~ check.fails ~ ')' -%}
     {%- endif -%}
