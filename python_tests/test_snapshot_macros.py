@@ -230,6 +230,77 @@ def _flat(sql: str) -> str:
     return " ".join(sql.split())
 
 
+CACHED = "snapshots/snapshot_cached_changes.sql"
+
+
+def test_the_unchanged_digest_hashes_the_same_pairs_on_both_sides_and_compares_every_sum():
+    columns = {
+        "dbt_valid_to": "valid_to",
+        "dbt_updated_at": "source_updated_at",
+        "dbt_is_deleted": "is_gone",
+    }
+    macros = Macros(
+        CACHED,
+        METADATA,
+        KEYS,
+        config={"snapshot_table_column_names": columns, "dbt_valid_to_current": "'9999-12-31'"},
+    )
+    strategy = {"unique_key": ["region", "id"], "hard_deletes": "new_record", "updated_at": "u"}
+    sql = _flat(macros.snapshot_unchanged_sql(strategy, "SOURCE SQL", "s.snap"))
+    # the source's rows hashed as they come (no shuffle), the open rows' the same way
+    assert (
+        "select xxhash64(region, id, u) as hash_1, xxhash64('spark_cdc', region, id, u) as hash_2"
+        " from (SOURCE SQL) as snapshot_query" in sql
+    )
+    assert (
+        "select xxhash64(region, id, source_updated_at) as hash_1,"
+        " xxhash64('spark_cdc', region, id, source_updated_at) as hash_2 from s.snap" in sql
+    )
+    # open rows only (the current marker too), open deletion rows of new_record left out
+    assert (
+        "where (valid_to = '9999-12-31' or valid_to is null) and not coalesce(is_gone, false)"
+        in sql
+    )
+    comparison = sql[sql.index("coalesce( source_side") : sql.index(", false ) as unchanged")]
+    assert "source_side.source_rows > 0 and source_side.source_rows = open_side.open_rows" in (
+        comparison
+    )
+    for part in ("1_low", "1_high", "2_low", "2_high"):
+        assert f"source_side.digest_{part} = open_side.digest_{part}" in comparison
+
+
+def test_without_new_record_every_open_row_is_digested():
+    columns = {"dbt_valid_to": "v_to", "dbt_updated_at": "dbt_updated_at"}
+    macros = Macros(CACHED, METADATA, KEYS, config={"snapshot_table_column_names": columns})
+    strategy = {"unique_key": "id", "hard_deletes": "invalidate", "updated_at": "updated_at"}
+    sql = _flat(macros.snapshot_unchanged_sql(strategy, "S", "s.snap"))
+    assert "from s.snap where v_to is null )" in sql
+    assert "is_deleted" not in sql
+
+
+def test_the_hash_sums_split_each_hash_into_halves_that_cannot_overflow():
+    sums = _flat(Macros(CACHED).snapshot_hash_sums())
+    assert sums == (
+        "try_sum(hash_1 & 4294967295) as digest_1_low,"
+        " try_sum(shiftright(hash_1, 32)) as digest_1_high,"
+        " try_sum(hash_2 & 4294967295) as digest_2_low,"
+        " try_sum(shiftright(hash_2, 32)) as digest_2_high"
+    )
+
+
+@pytest.mark.parametrize(
+    ("config", "compares"),
+    [
+        ({"strategy": "timestamp"}, True),
+        ({"strategy": "check"}, False),
+        ({"strategy": "timestamp", "snapshot_compare_digests": False}, False),
+        ({"strategy": "timestamp", "snapshot_compare_digests": "false"}, False),
+    ],
+)
+def test_only_the_timestamp_strategy_compares_digests_unless_turned_off(config, compares):
+    assert Macros(CACHED, config=config).snapshot_compares_digests() is compares
+
+
 def test_the_first_run_checks_its_keys_in_the_scd_id_expression():
     macros = Macros(KEYS, config={}, model_name="o'brien")
     strategy = {"unique_key": ["region", "id"], "scd_id": "md5(x)"}

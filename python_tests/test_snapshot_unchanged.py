@@ -1,7 +1,9 @@
-"""A snapshot run with nothing to change: the join that finds the changed keys finds none, and the
-run computes no change rows and merges nothing, whatever the strategy. Every day is checked on
-the table's rows (expected rows written out here), on the table's versions and on the path the
-run took (the SQL statements dbt ran, seen through a dbt callback)."""
+"""A snapshot run with nothing to change merges nothing: a timestamp-strategy run whose source
+holds exactly the open rows' (key, updated_at) pairs is found by digest before any join
+('unchanged'); any other run joins the source with the open rows and, finding no changed key,
+computes no change rows ('nothing found'), whatever the strategy. Every day is checked on the
+table's rows (expected rows written out here), on the table's versions and on the path the run
+took (the SQL statements dbt ran, seen through a dbt callback)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ sources:
       - name: new_record
       - name: composite
       - name: check_all
+      - name: turned_off
 """
 
 SNAPSHOTS_YML = """
@@ -43,6 +46,13 @@ snapshots:
   - name: un_check_all
     relation: source('unchanged', 'check_all')
     config: {unique_key: id, strategy: check, check_cols: all}
+  - name: un_turned_off
+    relation: source('unchanged', 'turned_off')
+    config:
+      unique_key: id
+      strategy: timestamp
+      updated_at: updated_at
+      snapshot_compare_digests: false
 """
 
 T0, T1, T2, T3 = (dt.datetime(2026, 1, day, 8, 0) for day in (1, 2, 3, 4))
@@ -68,8 +78,8 @@ def _source(spark, table: str, columns: str, rows: list[tuple]) -> None:
 
 
 def _snapshot(dbt, name: str) -> str:
-    """Run the snapshot; which path it took: 'skipped' (changed keys looked for, none found, no
-    change rows), 'change rows' (or 'build', day 1)."""
+    """Run the snapshot; which path it took: 'unchanged' (the digest: no join), 'nothing found'
+    (the changed keys' join found none: no change rows), 'change rows' (or 'build', day 1)."""
     statements: list[str] = []
 
     def collect(event) -> None:
@@ -79,9 +89,8 @@ def _snapshot(dbt, name: str) -> str:
     dbt("snapshot", "--select", name, callbacks=[collect])
     text = "\n".join(statements)
     if SKIPPED in text:
-        assert CHANGED_KEYS.search(text) and not CHANGE_ROWS.search(text)
-        assert "merge into" not in text
-        return "skipped"
+        assert not CHANGE_ROWS.search(text) and "merge into" not in text
+        return "nothing found" if CHANGED_KEYS.search(text) else "unchanged"
     return "change rows" if CHANGE_ROWS.search(text) else "build"
 
 
@@ -106,7 +115,7 @@ def test_an_unchanged_source_takes_no_change_rows_and_every_change_still_counts(
     first = _rows(spark, name, *OPEN)
     assert first == [(1, "a", T0, None), (2, "b", T0, None), (3, "c", T0, None)]
 
-    assert _snapshot(dbt, name) == "skipped"
+    assert _snapshot(dbt, name) == "unchanged"
     assert _version(spark, name) == built
     assert _rows(spark, name, *OPEN) == first
 
@@ -126,17 +135,18 @@ def test_an_unchanged_source_takes_no_change_rows_and_every_change_still_counts(
     assert len(closed_3) == 1 and closed_3[0][3] is not None
     changed = _rows(spark, name, *OPEN)
 
-    # An updated_at moved back changes nothing (dbt's row_changed): skipped too.
+    # An updated_at moved back changes nothing (dbt's row_changed): the digests differ, the join
+    # finds no changed key.
     _source(spark, "invalidate", PEOPLE, [(1, "a2", T1), (2, "b-old", T0 - T1 + T0), (4, "d", T2)])
     before = _version(spark, name)
     for _ in range(2):
-        assert _snapshot(dbt, name) == "skipped"
+        assert _snapshot(dbt, name) == "nothing found"
         assert _version(spark, name) == before
         assert _rows(spark, name, *OPEN) == changed
 
-    # The source as the open rows have it again: skipped.
+    # The source as the open rows have it again: unchanged.
     _source(spark, "invalidate", PEOPLE, [(1, "a2", T1), (2, "b", T0), (4, "d", T2)])
-    assert _snapshot(dbt, name) == "skipped"
+    assert _snapshot(dbt, name) == "unchanged"
     assert _version(spark, name) == before
     assert _rows(spark, name, *OPEN) == changed
 
@@ -151,7 +161,7 @@ def test_open_deletion_rows_of_new_record_do_not_stop_the_skip(spark, dbt):
     assert [row for row in deleted if row[0] == 3 and row[3] is None] == [(3, "c", True, None)]
     version = _version(spark, name)
 
-    assert _snapshot(dbt, name) == "skipped"
+    assert _snapshot(dbt, name) == "unchanged"
     assert _version(spark, name) == version
     assert _rows(spark, name, "id", "name", "dbt_is_deleted", "dbt_valid_to") == deleted
 
@@ -169,7 +179,7 @@ def test_a_composite_key_is_skipped_when_unchanged(spark, dbt):
     _source(spark, "composite", columns, rows)
     assert _snapshot(dbt, name) == "build"
     built = _version(spark, name)
-    assert _snapshot(dbt, name) == "skipped"
+    assert _snapshot(dbt, name) == "unchanged"
     assert _version(spark, name) == built
     # The same values under swapped keys are a change.
     swapped = [("eu", 1, "a", T0), ("us", 2, "b", T0), ("eu", 2, "c", T0)]
@@ -180,18 +190,18 @@ def test_a_composite_key_is_skipped_when_unchanged(spark, dbt):
     assert open_keys == [("eu", 1), ("eu", 2), ("us", 2)]
 
 
-def test_the_check_strategy_is_skipped_when_unchanged_and_takes_a_changed_column(spark, dbt):
-    name = "un_check_all"
-    _source(spark, "check_all", PEOPLE, [(1, "a", T0), (2, "b", T0)])
-    assert _snapshot(dbt, name) == "build"
-    built = _rows(spark, name, *OPEN)
-    version = _version(spark, name)
-    assert _snapshot(dbt, name) == "skipped"
-    assert _rows(spark, name, *OPEN) == built
-    assert _version(spark, name) == version
+def test_the_check_strategy_and_a_snapshot_without_digests_find_nothing_by_the_join(spark, dbt):
+    for table, name in (("check_all", "un_check_all"), ("turned_off", "un_turned_off")):
+        _source(spark, table, PEOPLE, [(1, "a", T0), (2, "b", T0)])
+        assert _snapshot(dbt, name) == "build"
+        built = _rows(spark, name, *OPEN)
+        version = _version(spark, name)
+        assert _snapshot(dbt, name) == "nothing found"
+        assert _rows(spark, name, *OPEN) == built
+        assert _version(spark, name) == version
     # a changed column with the same updated_at: the check strategy takes it
     _source(spark, "check_all", PEOPLE, [(1, "a", T0), (2, "b2", T0)])
-    assert _snapshot(dbt, name) == "change rows"
-    rows = _rows(spark, name, "id", "name", "dbt_valid_to")
+    assert _snapshot(dbt, "un_check_all") == "change rows"
+    rows = _rows(spark, "un_check_all", "id", "name", "dbt_valid_to")
     assert [row for row in rows if row[2] is None] == [(1, "a", None), (2, "b2", None)]
     assert len(rows) == 3

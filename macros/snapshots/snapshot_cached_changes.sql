@@ -25,6 +25,94 @@
 {% endmacro %}
 
 
+{#- Whether a run first compares the source with the open rows by digest (the timestamp
+    strategy; config snapshot_compare_digests: false turns it off), so that a run with nothing
+    to change reads no join at all. -#}
+{% macro snapshot_compares_digests() %}
+    {{ return(config.get('strategy') == 'timestamp'
+        and (config.get('snapshot_compare_digests', true) | string | lower) != 'false') }}
+{% endmacro %}
+
+
+{#- Two 64-bit hashes of `values` (the key expressions, then the updated_at expression), hash_1
+    and hash_2. -#}
+{% macro snapshot_row_hashes(values) -%}
+    {%- set listed = values | join(', ') -%}
+    xxhash64({{ listed }}) as hash_1,
+    xxhash64('spark_cdc', {{ listed }}) as hash_2
+{%- endmacro %}
+
+
+{#- Order-independent sums of hash_1 and hash_2: each hash's low and high 32 bits summed apart as
+    bigints (no overflow below 2^31 rows; try_sum gives NULL, never equal, beyond), so together
+    with the row count they are a 128-bit digest of the multiset of hashed rows. -#}
+{% macro snapshot_hash_sums() -%}
+    {%- for index in (1, 2) -%}
+    try_sum(hash_{{ index }} & 4294967295) as digest_{{ index }}_low,
+    try_sum(shiftright(hash_{{ index }}, 32)) as digest_{{ index }}_high{{ ',\n' if not loop.last }}
+    {%- endfor -%}
+{%- endmacro %}
+
+
+{#-
+    A query whose one row's `unchanged` says that a timestamp-strategy run has nothing to change.
+
+    The run changes nothing when the query's (key, updated_at) rows are exactly the (key,
+    dbt_updated_at) pairs of the table's open rows (its open deletion rows aside), counted with
+    their repeats: every source key then has an open row whose version started at or after that
+    updated_at (a version never starts before its own updated_at), so no row is newer (dbt's
+    row_changed: valid_from < updated_at) and no open row lacks its key, so nothing is deleted;
+    and since the open rows hold each key once, the query holds no duplicate and no NULL key (the
+    key check has nothing to find). The two sides are compared by row count and the sums of two
+    64-bit hashes per row (an accidental match is about one in 2^128), each side read by one
+    aggregate without a shuffle. Any difference — an empty query too — sends the run to the
+    changed keys' join, which then decides (and finds nothing when, say, an updated_at moved
+    back).
+-#}
+{% macro snapshot_unchanged_sql(strategy, source_sql, target_relation) -%}
+    {%- set columns = config.get('snapshot_table_column_names') or get_snapshot_table_column_names() -%}
+    {%- set keys = spark_cdc.snapshot_key_list(strategy.unique_key) -%}
+    select
+        coalesce(
+            source_side.source_rows > 0
+            and source_side.source_rows = open_side.open_rows
+            {%- for part in ('1_low', '1_high', '2_low', '2_high') %}
+            and source_side.digest_{{ part }} = open_side.digest_{{ part }}
+            {%- endfor %},
+            false
+        ) as unchanged
+    from (
+        select
+            count(*) as source_rows,
+            {{ spark_cdc.snapshot_hash_sums() | indent(12) }}
+        from (
+            select {{ spark_cdc.snapshot_row_hashes(keys + [strategy.updated_at]) | indent(16) }}
+            from ({{ source_sql }}) as snapshot_query
+        ) as source_hashes
+    ) as source_side
+    cross join (
+        select
+            count(*) as open_rows,
+            {{ spark_cdc.snapshot_hash_sums() | indent(12) }}
+        from (
+            select {{ spark_cdc.snapshot_row_hashes(keys + [columns.dbt_updated_at]) | indent(16) }}
+            from {{ target_relation }}
+            where {{ spark_cdc.snapshot_row_is_open('', columns) }}
+            {%- if strategy.hard_deletes == 'new_record' %}
+                and not coalesce({{ columns.dbt_is_deleted }}, false)
+            {%- endif %}
+        ) as open_hashes
+    ) as open_side
+{%- endmacro %}
+
+
+{#- Whether a timestamp-strategy run has nothing to change (snapshot_unchanged_sql). -#}
+{% macro snapshot_source_unchanged(strategy, source_sql, target_relation) %}
+    {%- set result = run_query(spark_cdc.snapshot_unchanged_sql(strategy, source_sql, target_relation)) -%}
+    {{ return(result.rows[0][0] == true) }}
+{% endmacro %}
+
+
 {#- A run with nothing to change: its cached changes are an empty relation, so the MERGE macro
     finds no change and runs no MERGE. -#}
 {% macro snapshot_cache_no_changes(target_relation) %}

@@ -323,7 +323,9 @@
     in two stages (snapshot_cached_changes.sql), and the MERGE reads them there: the source is
     read and joined with the open rows once per run, the guard rails (NULL or duplicate keys, an
     empty source with hard deletes) are checked in that same join, and a run with no change
-    computes no change rows and merges nothing. Other snapshots run the guard rails as one pass
+    computes no change rows and merges nothing. A timestamp-strategy run whose source holds
+    exactly the open rows' keys and updated_at values (compared by digest first,
+    snapshot_unchanged_sql) does not even join. Other snapshots run the guard rails as one pass
     over the query first (snapshot_metadata.sql).
     The staging view dbt-spark builds from this select is then only described (its columns),
     never read.
@@ -338,7 +340,10 @@
         {%- do spark_cdc.snapshot_widen_columns(source_sql, target_relation) -%}
     {%- endif -%}
     {%- set plan = spark_cdc.snapshot_change_plan(strategy, source_sql, target_relation) -%}
-    {%- if caches -%}
+    {%- if caches and spark_cdc.snapshot_compares_digests()
+        and spark_cdc.snapshot_source_unchanged(strategy, source_sql, target_relation) -%}
+        {%- do spark_cdc.snapshot_cache_no_changes(target_relation) -%}
+    {%- elif caches -%}
         {%- do spark_cdc.snapshot_cache_changes(strategy, source_sql, target_relation, plan) -%}
     {%- endif -%}
     {{ return(spark_cdc.snapshot_changes_sql(strategy, source_sql, target_relation, plan)) }}
