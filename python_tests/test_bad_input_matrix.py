@@ -937,6 +937,13 @@ SNAPSHOT_CASES = [
         "duplicate unique_key values",
     ),
     (
+        # both copies as the table already has them: no change to take, still refused
+        "duplicate unchanged row",
+        {"rows": DAY_ONE + ", (1, 'a', timestamp'2026-01-01 00:00:00')"},
+        {},
+        "duplicate unique_key values",
+    ),
+    (
         "null key",
         {"rows": DAY_ONE + ", (null, 'c', timestamp'2026-01-02 00:00:00')"},
         {},
