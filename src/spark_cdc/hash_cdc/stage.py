@@ -23,6 +23,8 @@ Counts reconcile: rows in = valid rows + quarantined rows.
 
 from __future__ import annotations
 
+from functools import reduce
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
@@ -88,25 +90,27 @@ def stage_extract(raw: DataFrame, config: DatasetConfig, effective_date: str) ->
     for condition in unreadable.values():
         key_unreadable = key_unreadable | condition
     key_hash = F.when(~key_unreadable, row_hash(config.keys))
-    row_reasons = [
-        F.when(F.col(raw_names[c]).isNull() & ~malformed, F.lit(f"null_key:{c}"))
-        for c in config.keys
+    failures: list[tuple[Column, str]] = [
+        (F.col(raw_names[c]).isNull() & ~malformed, f"null_key:{c}") for c in config.keys
     ]
-    row_reasons += [
-        F.when(_undecodable(F.col(raw_names[c])) & ~malformed, F.lit(f"invalid_utf8:{c}"))
-        for c in columns
+    failures += [
+        (_undecodable(F.col(raw_names[c])) & ~malformed, f"invalid_utf8:{c}") for c in columns
     ]
-    row_reasons += [
-        F.when(
+    failures += [
+        (
             F.col(raw_names[c]).isNotNull()
             & column(c).isNull()
             & ~malformed
             & ~_undecodable(F.col(raw_names[c])),
-            F.lit(f"cast_failed:{c}"),
+            f"cast_failed:{c}",
         )
         for c, kind in columns.items()
         if kind != "string"
     ]
+    # The reasons' array is built only for a row that fails a rule: building it for every row
+    # (one element per rule) cost more than casting and hashing together.
+    any_failure = reduce(lambda left, right: left | right, (c for c, _ in failures))
+    row_reasons = F.array_compact(F.array(*(F.when(c, F.lit(r)) for c, r in failures)))
     hashed = typed.select(
         *[column(c) for c in columns],
         "__raw",
@@ -115,7 +119,8 @@ def stage_extract(raw: DataFrame, config: DatasetConfig, effective_date: str) ->
         row_hash(config.tracked).alias("nonkey_hash"),
         F.to_date(F.lit(effective_date)).alias("eff_date"),
         F.when(malformed, F.array(F.lit("column_count_mismatch")))
-        .otherwise(F.array_compact(F.array(*row_reasons)))
+        .when(any_failure, row_reasons)
+        .otherwise(F.array().cast("array<string>"))
         .alias("__reasons"),
     )
     duplicates = (
