@@ -51,12 +51,40 @@ def _undecodable(raw: Column) -> Column:
     return ~F.is_valid_utf8(raw) | raw.contains(REPLACEMENT_CHARACTER)
 
 
+# Above this many suspected probes the exact check runs over every key hash instead.
+MAX_SUSPECTS = 10_000
+
+
+def _duplicate_key_hashes(probes: DataFrame, keyed: DataFrame) -> DataFrame | None:
+    """The key hashes that occur more than once (column ``__duplicate`` true), or None when no
+    key does.
+
+    ``probes``: a 64-bit hash of each readable key (``__probe``); ``keyed``: each readable key's
+    ``key_hash`` and probe. Equal keys have equal probes, so only the keys whose probe occurs
+    twice can be duplicates: one aggregate of 8-byte probes (collected: usually none) decides,
+    and only the rows of a suspected probe are counted by their key hash (a probe collision
+    between different keys is no duplicate). Above MAX_SUSPECTS probes, every key hash is
+    counted."""
+    suspected = probes.groupBy("__probe").count().where(F.col("count") > 1).select("__probe")
+    found = [row[0] for row in suspected.limit(MAX_SUSPECTS + 1).collect()]
+    if not found:
+        return None
+    if len(found) <= MAX_SUSPECTS:
+        keyed = keyed.where(F.col("__probe").isin(found))
+    return (
+        keyed.groupBy("key_hash")
+        .count()
+        .where(F.col("count") > 1)
+        .select("key_hash", F.lit(True).alias("__duplicate"))
+    )
+
+
 def stage_extract(raw: DataFrame, config: DatasetConfig, effective_date: str) -> DataFrame:
     """Typed, hashed rows of one extract with their quarantine reason (see module doc).
 
-    Duplicate keys are found by an aggregate over the key hashes alone (a small shuffle); the
-    rows themselves are cast and hashed without any shuffle and flagged by a join with that
-    (usually tiny, broadcast) set of duplicate hashes.
+    Duplicate keys: see _duplicate_key_hashes. The rows themselves are cast and hashed without
+    any shuffle and, when some key occurs twice, flagged by a join with the (usually tiny,
+    broadcast) set of duplicate key hashes.
     """
     columns = config.all_columns
     present = {c.lower(): c for c in raw.columns}
@@ -123,14 +151,15 @@ def stage_extract(raw: DataFrame, config: DatasetConfig, effective_date: str) ->
         .otherwise(F.array().cast("array<string>"))
         .alias("__reasons"),
     )
-    duplicates = (
-        hashed.where(F.col("key_hash").isNotNull())
-        .groupBy("key_hash")
-        .count()
-        .where(F.col("count") > 1)
-        .select("key_hash", F.lit(True).alias("__duplicate"))
+    probe = F.xxhash64(*[column(c) for c in config.keys])
+    duplicates = _duplicate_key_hashes(
+        typed.where(~key_unreadable).select(probe.alias("__probe")),
+        hashed.where(F.col("key_hash").isNotNull()).select("key_hash", probe.alias("__probe")),
     )
-    flagged = hashed.join(F.broadcast(duplicates), "key_hash", "left")
+    if duplicates is None:
+        flagged = hashed.withColumn("__duplicate", F.lit(None).cast("boolean"))
+    else:
+        flagged = hashed.join(F.broadcast(duplicates), "key_hash", "left")
     all_reasons = F.concat(
         F.col("__reasons"),
         F.when(F.col("__duplicate"), F.array(F.lit("duplicate_key"))).otherwise(
