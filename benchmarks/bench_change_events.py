@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import peak_rss_mib, save_results, timed
 from baselines import article_change_event_resolver
 
+from spark_cdc.cache_slots import held_slots, release
 from spark_cdc.change_events.pipeline import (
     SourceConfig,
     history_increment,
@@ -289,6 +290,9 @@ def _measure(spark, pid: int, work: Path, names: list[str], repeat: int) -> dict
             if name.startswith("floor"):
                 _prepare_floor_target(spark, work, name == "floor_tombstone")
             runs[name].append(timed(lambda n=name: _run_variant(spark, work, n), pid))
+            # What a variant kept cached (its cache slots) is not left to weigh on the next one.
+            for _, slot in held_slots():
+                release(slot)
     return runs
 
 
