@@ -16,7 +16,9 @@ variant processes day 1 (initial load) and day 2 (compare), each timed:
   change feed and written as the day's history (insert -> I, update_postimage -> U, delete -> D);
   no quarantine, no duplicate-key check (a duplicate key fails the MERGE);
 - merge_tombstone: the same MERGE keeping deleted rows as tombstones (``is_deleted``), as the
-  project does: not matched by source and live -> is_deleted = true;
+  project does: not matched by source and live -> is_deleted = true; a tombstone supplied again
+  is updated back to live (its history row reads U where the project's reads I: the generated
+  days hold no such key);
 - article (``--article``; benchmarks/baselines/article_hash_cdc.py): the article's approach
   (Python RDD map for casting and hashing, Parquet), for reference.
 
