@@ -91,6 +91,12 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
         # Cached tables are kept uncompressed: CPU, not memory, is what a small machine lacks
         # (hashes and UUIDs hardly compress; compressing them cost about as much as staging).
         "spark.sql.inMemoryColumnarStorage.compressed": "false",
+        # Generated code is compiled once per distinct plan and kept in a cache of 100 classes by
+        # default: a stream's micro-batch writes one plan per event type (50 types fill it
+        # several times over), and a warm engine sees the same dbt statements again and again.
+        # A larger cache lets repeated plans skip the compiler (a steady 240,000-event batch
+        # over 50 types: 31-32 s -> 25-26 s).
+        "spark.sql.codegen.cache.maxEntries": "2000",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
