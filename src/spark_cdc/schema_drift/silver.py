@@ -193,6 +193,12 @@ def _write(
     return rows
 
 
+def _reads_whole(plan: SilverPlan, mode: str) -> bool:
+    """Whether a type's table is written from all of its events (not only the pending ones): a
+    rebuild, or a table created again after loads of the type were written."""
+    return mode == "rebuild" or (mode == "create" and plan.done_through > 0)
+
+
 def tables_with_leftover_rows(spark: SparkSession, plans: list[SilverPlan]) -> set[str]:
     """The tables holding rows above their last logged load (``done_through``), in one query:
     data skipping leaves out every file whose ``_load_seq`` statistics are at or below it, so
@@ -299,6 +305,10 @@ def refresh_silver(
         through_per_type = log.groupBy("event_type").agg(F.max("to_load_seq").alias("through"))
         done = {row.event_type: row.through for row in through_per_type.collect()}
     done_frame = spark.createDataFrame(list(done.items()), "event_type string, done long")
+    # No type has pending rows at or below the lowest load every accepted type is done through
+    # (0 while a type has none): said as a literal, data skipping leaves bronze's older files
+    # unread, so a refresh reads the new loads only, however long bronze grows.
+    done_through_all = min((done.get(event_type, 0) for event_type in latest), default=0)
     needed = [
         *KEY,
         "schema_version",
@@ -311,7 +321,8 @@ def refresh_silver(
     # Sorted by event type inside each partition, so that each cached batch holds one or a few
     # types and the per-type filters below skip the others by the cache's batch statistics.
     pending = keep(
-        events.join(F.broadcast(done_frame), "event_type", "left")
+        events.where(F.col("load_seq") > F.lit(done_through_all))
+        .join(F.broadcast(done_frame), "event_type", "left")
         .where(F.col("load_seq") > F.coalesce(F.col("done"), F.lit(0)))
         .select(*needed)
         .sortWithinPartitions("event_type"),
@@ -359,11 +370,25 @@ def refresh_silver(
     if todo and log_table and (log is not None or spark.catalog.tableExists(log_table)):
         mark_refresh(spark, log_table, process_id, now)
 
+    # The types written from all of their events are read from bronze in one pass (each type
+    # filtering bronze on its own would read all of it once per type: a widening that reaches
+    # many types, or a full refresh, would read it as many times).
+    whole_types = sorted(
+        event_type for event_type, (plan, _, mode, _) in plans.items() if _reads_whole(plan, mode)
+    )
+    wholes = None
+    if whole_types:
+        wholes = keep(
+            events.where(F.col("event_type").isin(whole_types))
+            .select(*needed)
+            .sortWithinPartitions("event_type"),
+            "schema_drift.whole",
+        )
+
     def refresh_one(row) -> tuple:
         plan, before, mode, exists = plans[row.event_type]
         columns = _flat_columns(plan.superset)
-        whole = mode == "rebuild" or (mode == "create" and plan.done_through > 0)
-        source = events if whole else pending
+        source = wholes if _reads_whole(plan, mode) else pending
         rows = source.where(F.col("event_type") == row.event_type)
         written = _write(spark, plan, rows, mode, exists, plan.table in leftovers)
         first, events_written = row.first, row.events
@@ -391,4 +416,5 @@ def refresh_silver(
     with ThreadPoolExecutor(max_workers=writers) as pool:
         out = list(pool.map(refresh_one, todo))
     release("schema_drift.pending")
+    release("schema_drift.whole")
     return spark.createDataFrame(out, LOG_SCHEMA)
