@@ -178,9 +178,13 @@ def _take_in(
         mark_refresh(spark, tables.silver_loads, process_id, first_load.loaded_at)
     # The events of this batch's files that a stream took in (now, or an attempt killed after
     # bronze): files that a dbt build took in first are not this batch's.
+    # Their folders (batch ids, short enough for Delta's file statistics) as a literal: data
+    # skipping leaves bronze's other loads unread, however long it grows.
+    folders = [row.batch_id for row in lines.select("batch_id").distinct().collect()]
     files = F.broadcast(lines.select("source_file").distinct())
     events = (
         spark.table(tables.bronze)
+        .where(F.col("batch_id").isin(folders))
         .join(files, "source_file")
         .where(F.col("load_id").startswith(STREAM_PROCESS_PREFIX))
     )
