@@ -95,7 +95,7 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
         # default: a stream's micro-batch writes one plan per event type (50 types fill it
         # several times over), and a warm engine sees the same dbt statements again and again.
         # A larger cache lets repeated plans skip the compiler (a steady 240,000-event batch
-        # over 50 types: 31-32 s -> 25-26 s).
+        # over 50 types: 31-32 s -> 25-28 s).
         "spark.sql.codegen.cache.maxEntries": "2000",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
