@@ -32,7 +32,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from spark_cdc.cache_slots import keep
+from spark_cdc.cache_slots import keep, release
 from spark_cdc.change_events.model import TargetSchema
 
 BEFORE_ANY_EVENT = -(2**63)
@@ -55,10 +55,15 @@ def _key(source: Column, schema: TargetSchema) -> Column:
     return F.struct(*(source[k].alias(k) for k in schema.keys))
 
 
+def _moves(schema: TargetSchema) -> Column:
+    """Whether an event moves its key (an update whose image key differs from its old key)."""
+    return (F.col("change_kind") == "update") & (F.col("old_key") != _key(F.col("image"), schema))
+
+
 def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) -> DataFrame:
     """One row per action: _key, position, kind, values and the identity of its version."""
     image_key = _key(F.col("image"), schema)
-    moves = (F.col("change_kind") == "update") & (F.col("old_key") != image_key)
+    moves = _moves(schema)
     common = {
         "_ts": F.col("event_ts"),
         "_seq": F.coalesce(F.col("event_seq"), F.lit(0)).cast("long"),
@@ -262,11 +267,14 @@ def resolve_versions(
     """
     actions = _actions(events, base, schema)
     acts = _windowed(actions.repartition(_partitions(actions.sparkSession), "_key"))
-    acts = keep(acts, "change_events.actions")
-    if acts.where(F.col("_src").isNotNull()).isEmpty():
-        # No event moves a key: no run inherits created_at from another, no link work.
+    if events.where(_moves(schema)).isEmpty():
+        # No event moves a key: no run inherits created_at from another, no link work, and the
+        # windowed actions have one reader (the output), so they are not kept (asked of the
+        # events, not of the windowed actions: 1M events without a move, 7.1-7.6 s -> 6.4-6.6 s).
+        release("change_events.actions")  # what a keep here would have replaced
         resolved = acts.withColumn("link_created", F.lit(None).cast("timestamp"))
     else:
+        acts = keep(acts, "change_events.actions")
         links = _resolve_links(acts, _links(acts))
         resolved = acts.join(
             F.broadcast(links),
