@@ -339,3 +339,48 @@ def test_the_key_check_names_the_key_as_written_and_reads_it_where_the_check_run
         "'id=', coalesce(cast(source_data.k_2 as string), 'NULL'), ') x', "
         "cast(source_data.rows as string)"
     ) in error
+
+
+MAINTENANCE = "snapshots/snapshot_maintenance.sql"
+
+
+@pytest.mark.parametrize(
+    ("config", "settings"),
+    [
+        ({}, {"every": 10, "purge": False, "retain_hours": None}),
+        ({"snapshot_optimize_every": 0}, {"every": 0, "purge": False, "retain_hours": None}),
+        ({"snapshot_optimize_every": None}, {"every": 0, "purge": False, "retain_hours": None}),
+        ({"snapshot_optimize_every": False}, {"every": 0, "purge": False, "retain_hours": None}),
+        (
+            {
+                "snapshot_optimize_every": "7",
+                "snapshot_purge_deletion_vectors": "true",
+                "snapshot_vacuum_retain_hours": 336,
+            },
+            {"every": 7, "purge": True, "retain_hours": 336},
+        ),
+    ],
+)
+def test_the_maintenance_settings_are_read_with_their_defaults(config, settings):
+    assert Macros(MAINTENANCE, config=config).snapshot_maintenance_settings() == settings
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"snapshot_optimize_every": "weekly"}, "snapshot_optimize_every must be a whole number"),
+        ({"snapshot_optimize_every": -1}, "snapshot_optimize_every must be a whole number"),
+        ({"snapshot_optimize_every": True}, "not True"),
+        ({"snapshot_vacuum_retain_hours": "7d"}, "snapshot_vacuum_retain_hours must be a whole"),
+    ],
+)
+def test_a_maintenance_setting_that_is_not_a_count_stops_the_run(config, message):
+    with pytest.raises(CompilationError, match=message):
+        Macros(MAINTENANCE, config=config).snapshot_maintenance_settings()
+
+
+def test_maintenance_that_is_off_reads_no_history():
+    # no run_query in this context: reading the history would fail
+    macros = Macros(MAINTENANCE, config={"snapshot_optimize_every": 0})
+    settings = macros.snapshot_maintenance_settings()
+    assert macros.snapshot_maintain("s.snap", settings) is False

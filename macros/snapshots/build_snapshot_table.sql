@@ -6,12 +6,15 @@
     - [spark_cdc] dbt_is_deleted is a real boolean, not the string 'False';
     - [spark_cdc] a NULL or duplicate key fails the statement that creates the table, so no
       table is made: the check is folded into the same pass over the query that writes it
-      (snapshot_checked_scd_id), not run as a query of its own.
+      (snapshot_checked_scd_id), not run as a query of its own;
+    - [spark_cdc] the table maintenance settings are checked (snapshot_maintenance.sql).
 -#}
 {% macro spark__build_snapshot_table(strategy, sql) %}
     {%- set columns = config.get('snapshot_table_column_names') or get_snapshot_table_column_names() -%}
     {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
     {%- set valid_from_type = spark_cdc.snapshot_assert_updated_at_type(strategy, sql) -%}
+    {#- later runs maintain the table: a bad maintenance setting stops the first run already -#}
+    {%- do spark_cdc.snapshot_maintenance_settings() -%}
 
     select
         *,

@@ -180,9 +180,11 @@
 
 {#-
     As dbt-spark 1.11.0's spark__post_snapshot (drops the staging view), and [spark_cdc] releases
-    this invocation's cached changes.
+    this invocation's cached changes, then maintains the table when this run merged and
+    maintenance is due (snapshot_maintenance.sql).
 -#}
 {% macro spark__post_snapshot(staging_relation) %}
+    {%- set maintenance = spark_cdc.snapshot_maintenance_settings() -%}
     {%- do adapter.drop_relation(staging_relation) -%}
     {%- if spark_cdc.snapshot_caches_changes() -%}
         {#- dropping a cached temporary view drops its cached rows too -#}
@@ -193,4 +195,19 @@
             {%- endcall -%}
         {%- endfor -%}
     {%- endif -%}
+    {%- if spark_cdc.snapshot_run_merged() -%}
+        {%- do spark_cdc.snapshot_maintain(this, maintenance) -%}
+    {%- endif -%}
+{% endmacro %}
+
+
+{#- Whether this run merged into the snapshot table: with cached changes, when it counted some
+    (spark__snapshot_merge_sql's statement); otherwise always (the MERGE reads the staging view).
+    Iceberg and Hudi tables are not Delta tables: never. -#}
+{% macro snapshot_run_merged() %}
+    {%- if (config.get('file_format') or '') | lower != 'delta' -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- set counted = load_result('snapshot_change_count') -%}
+    {{ return(counted is none or counted.table.rows[0][0] > 0) }}
 {% endmacro %}

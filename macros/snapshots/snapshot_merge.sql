@@ -21,6 +21,8 @@
     {%- if spark_cdc.snapshot_caches_changes() and not target.is_iceberg -%}
         {%- set source = spark_cdc.snapshot_cached_changes_relation(target) -%}
         {%- set changes = run_query('select count(*) from ' ~ source) -%}
+        {#- kept as a named result: spark__post_snapshot reads it (did this run merge?) -#}
+        {%- do store_result('snapshot_change_count', response='counted', agate_table=changes) -%}
         {%- if changes.rows[0][0] == 0 -%}
             {{ return("select 'no change for " ~ target ~ ": nothing to merge' as snapshot_merge") }}
         {%- endif -%}

@@ -1,0 +1,88 @@
+{#-
+    Table maintenance of a Delta snapshot table, run by a snapshot run that merged
+    (docs/snapshots.md#table-maintenance). Every `snapshot_optimize_every` merging runs (default
+    10; 0 turns maintenance off) the run ends with:
+    - OPTIMIZE: compacts the small files the daily MERGEs add and rewrites the files whose
+      deletion vectors hide more than Delta's ratio of their rows (5% by default);
+    - REORG TABLE ... APPLY (PURGE) when `snapshot_purge_deletion_vectors` is true (default
+      false): rewrites every file that still has a deletion vector, so that no closed version
+      lingers in a data file under its old values;
+    - VACUUM ... RETAIN <n> HOURS when `snapshot_vacuum_retain_hours` is set (default: no VACUUM,
+      so time travel keeps every version Delta's own retention keeps; Delta refuses less than
+      its retention check allows).
+    The count restarts at the table's last OPTIMIZE, REORG, RESTORE or creation; a run that
+    merged nothing (no change, or refused) commits nothing and never maintains.
+-#}
+
+{#- The maintenance settings of this snapshot, from its config; a value that is not a whole
+    number stops the run (every run reads them, the first included, so a typo shows at once). -#}
+{% macro snapshot_maintenance_settings() %}
+    {%- set every = config.get('snapshot_optimize_every', 10) -%}
+    {%- set retain = config.get('snapshot_vacuum_retain_hours', none) -%}
+    {%- if every is none or every | string | lower in ('false', 'none', '') -%}
+        {%- set every = 0 -%}
+    {%- endif -%}
+    {%- if every | string | int(-1) < 0 -%}
+        {%- do exceptions.raise_compiler_error(
+            'snapshot_optimize_every must be a whole number of merging runs (0 turns table '
+            ~ 'maintenance off), not ' ~ every) -%}
+    {%- endif -%}
+    {%- if retain is not none and retain | string | int(-1) < 0 -%}
+        {%- do exceptions.raise_compiler_error(
+            'snapshot_vacuum_retain_hours must be a whole number of hours, not ' ~ retain) -%}
+    {%- endif -%}
+    {{ return({
+        'every': every | string | int,
+        'purge': (config.get('snapshot_purge_deletion_vectors', false) | string | lower) == 'true',
+        'retain_hours': none if retain is none else retain | string | int,
+    }) }}
+{% endmacro %}
+
+
+{#- Operations after which the table's files are freshly laid out (the count starts again). -#}
+{% macro snapshot_maintenance_boundaries() %}
+    {{ return([
+        'OPTIMIZE', 'REORG', 'RESTORE', 'CREATE TABLE AS SELECT', 'CREATE OR REPLACE TABLE AS SELECT',
+        'REPLACE TABLE AS SELECT', 'CREATE TABLE', 'CREATE OR REPLACE TABLE', 'REPLACE TABLE',
+    ]) }}
+{% endmacro %}
+
+
+{#- Whether `every` MERGEs have been committed since the last boundary: the table's latest
+    commits, newest first (operations other than MERGE and the boundaries, such as a property
+    or a column change, neither count nor stop the count). -#}
+{% macro snapshot_maintenance_due(relation, every) %}
+    {%- set history = run_query('describe history ' ~ relation ~ ' limit ' ~ (2 * every + 10)) -%}
+    {%- set merges = [] -%}
+    {%- for row in history.rows -%}
+        {%- set operation = row['operation'] | upper -%}
+        {%- if operation in spark_cdc.snapshot_maintenance_boundaries() -%}
+            {{ return(merges | length >= every) }}
+        {%- elif operation == 'MERGE' -%}
+            {%- do merges.append(row['version']) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(merges | length >= every) }}
+{% endmacro %}
+
+
+{#- Maintain the snapshot table when due (see the top of this file); whether it did. -#}
+{% macro snapshot_maintain(relation, settings) %}
+    {%- if settings.every == 0 or not spark_cdc.snapshot_maintenance_due(relation, settings.every) -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- call statement('snapshot_optimize') -%}
+        optimize {{ relation }}
+    {%- endcall -%}
+    {%- if settings.purge -%}
+        {%- call statement('snapshot_purge_deletion_vectors') -%}
+            reorg table {{ relation }} apply (purge)
+        {%- endcall -%}
+    {%- endif -%}
+    {%- if settings.retain_hours is not none -%}
+        {%- call statement('snapshot_vacuum') -%}
+            vacuum {{ relation }} retain {{ settings.retain_hours }} hours
+        {%- endcall -%}
+    {%- endif -%}
+    {{ return(true) }}
+{% endmacro %}
