@@ -2,8 +2,9 @@
 
 A generated source of ``--keys`` keys (id, 8 payload columns, updated_at) is snapshotted on day 1
 (first build) by both projects. Then, at two history sizes (1 version per key, and 10: nine
-closed versions per key appended to the day-1 table, closed rows in their own files as daily runs
-and the maintenance OPTIMIZE leave them), each project runs:
+closed versions per key appended to the day-1 table, then compacted by OPTIMIZE as the project's
+table maintenance leaves a table; ``--history-layout split`` keeps the closed versions in files
+of their own instead), each project runs:
 
 - day N: 1% of the keys updated, 0.1% deleted, 0.1% inserted;
 - a zero-change day: the same source again.
@@ -211,6 +212,13 @@ def main() -> int:
     parser.add_argument(
         "--versions", type=int, nargs="+", default=[1, 10], help="history sizes (versions per key)"
     )
+    parser.add_argument(
+        "--history-layout",
+        choices=("maintained", "split"),
+        default="maintained",
+        help="the added history's files: compacted by OPTIMIZE as the project's table maintenance "
+        "leaves them (default), or the closed versions in files of their own",
+    )
     args = parser.parse_args()
 
     # dbt runs in this process, on the session this script starts: by default the project's
@@ -263,6 +271,8 @@ def main() -> int:
         if versions > 1:
             for variant in VARIANTS:
                 _add_history(spark, variant, versions)
+                if args.history_layout == "maintained":
+                    spark.sql(f"optimize {_table(variant)}")
         start = {variant: _version(spark, variant) for variant in VARIANTS}
         rows[f"history_{versions}"] = _assert_same_rows(spark)
         for attempt in range(args.repeat):
@@ -291,6 +301,7 @@ def main() -> int:
         "node_runs_s": node_runs,
         "node_median_s": node_medians,
         "files": files,
+        "history_layout": args.history_layout,
     }
     for run in medians["project"]:
         ratio = medians["project"][run] / medians["stock"][run]
