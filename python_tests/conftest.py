@@ -72,6 +72,7 @@ LONGEST_FIRST = (
     "test_schema_drift_stream.py",
     "test_dbt_cli.py",
     "test_engine_thrift.py",
+    "test_snapshot_maintenance.py",
 )
 
 
