@@ -376,7 +376,7 @@ def refresh_silver(
     whole_types = sorted(
         event_type for event_type, (plan, _, mode, _) in plans.items() if _reads_whole(plan, mode)
     )
-    wholes = None
+    wholes, whole_counts = None, {}
     if whole_types:
         wholes = keep(
             events.where(F.col("event_type").isin(whole_types))
@@ -384,6 +384,14 @@ def refresh_silver(
             .sortWithinPartitions("event_type"),
             "schema_drift.whole",
         )
+        # What each such table will hold (its write parses every one of these rows into one
+        # row): counted once over the cached rows, not by reading each new table back.
+        whole_counts = {
+            row.event_type: (row.first, row.events)
+            for row in wholes.groupBy("event_type")
+            .agg(F.min("load_seq").alias("first"), F.count(F.lit(1)).alias("events"))
+            .collect()
+        }
 
     def refresh_one(row) -> tuple:
         plan, before, mode, exists = plans[row.event_type]
@@ -392,10 +400,8 @@ def refresh_silver(
         rows = source.where(F.col("event_type") == row.event_type)
         written = _write(spark, plan, rows, mode, exists, plan.table in leftovers)
         first, events_written = row.first, row.events
-        if mode != "append" and (mode == "rebuild" or plan.done_through > 0):
-            first, events_written = (
-                spark.table(plan.table).agg(F.min("_load_seq"), F.count(F.lit(1))).first()
-            )
+        if _reads_whole(plan, mode):
+            first, events_written = whole_counts[row.event_type]
         known = set() if before is None else set(before.names)
         return (
             row.event_type,
