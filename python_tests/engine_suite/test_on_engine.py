@@ -82,6 +82,10 @@ def test_snapshot_metadata_day1_then_day2(query, days):
     deletion = _of(_rows(query, "customers_ts_new_record"), 6)[1]
     assert deletion["dbt_is_deleted"] is True and deletion["customer_name"] == "Farid"
     assert deletion["dbt_insert_process_id"] == day2 and deletion["dbt_valid_to_high"] == HIGH
+    # Its table maintenance (snapshot_optimize_every: 1) ran on this engine after day 2's MERGE.
+    history = query("describe history spark_cdc.customers_ts_new_record")
+    operations = [row["operation"] for row in sorted(history, key=lambda row: row["version"])]
+    assert operations[-2:] == ["MERGE", "OPTIMIZE"], operations
 
 
 def test_generic_snapshot_tests_pass(dbt, days):
