@@ -923,6 +923,7 @@ snapshots:
       strategy: timestamp
       updated_at: updated_at
       hard_deletes: invalidate
+      snapshot_optimize_every: "{{ var('matrix_optimize_every', 10) }}"
 """
 SOURCE_SQL = "select * from values {rows} as t(id, name, updated_at) where {where}"
 DAY_ONE = "(1, 'a', timestamp'2026-01-01 00:00:00'), (2, 'b', timestamp'2026-01-01 00:00:00')"
@@ -960,6 +961,13 @@ SNAPSHOT_CASES = [
         {"rows": "(1, 'a', 'someday'), (2, 'b', '2026-01-01 00:00:00')"},
         {},
         "is of type string; the timestamp strategy needs a date or timestamp",
+    ),
+    (
+        # a day with a change: the setting is refused before the MERGE, not after it
+        "maintenance setting not a count",
+        {"rows": "(1, 'a', timestamp'2026-01-01 00:00:00'), (2, 'b2', timestamp'2026-01-02')"},
+        {"matrix_optimize_every": "weekly"},
+        "snapshot_optimize_every must be a whole number",
     ),
     (
         "high end date not a date",

@@ -15,7 +15,8 @@
 -#}
 
 {#- The maintenance settings of this snapshot, from its config; a value that is not a whole
-    number stops the run (every run reads them, the first included, so a typo shows at once). -#}
+    number stops the run before it writes anything (the first run's table build and a later
+    run's staging read them first, so a typo shows at once). -#}
 {% macro snapshot_maintenance_settings() %}
     {%- set every = config.get('snapshot_optimize_every', 10) -%}
     {%- set retain = config.get('snapshot_vacuum_retain_hours', none) -%}

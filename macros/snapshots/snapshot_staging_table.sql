@@ -331,6 +331,8 @@
     never read.
 -#}
 {% macro spark__snapshot_staging_table(strategy, source_sql, target_relation) -%}
+    {#- the maintenance after the MERGE reads these: a bad value stops the run before it writes -#}
+    {%- do spark_cdc.snapshot_maintenance_settings() -%}
     {%- set caches = spark_cdc.snapshot_caches_changes() and not target_relation.is_iceberg -%}
     {%- do spark_cdc.snapshot_assert_updated_at_type(strategy, source_sql) -%}
     {%- if not caches -%}
