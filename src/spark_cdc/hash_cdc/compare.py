@@ -1,9 +1,10 @@
 """Stages 2-4: compare an extract with the current state and derive the new current state.
 
-One full outer join on ``key_hash`` between the incoming hashes and the current hashes decides
-each key's operation; each key's payload is then joined back from the side it comes from (I/U
-from the extract, N/D/X from the current table) in one join, which adaptive execution makes a
-hash join on the narrow decided rows when their partitions are small enough.
+One full outer join on ``key_hash`` between the incoming rows and the current rows, payloads
+included, decides each key's operation and takes its payload from the side it comes from (I/U
+from the extract, N/D/X and held keys from the current table): each side is read and shuffled
+once. The guards' counts (before anything is written) come from the same decision over the
+hashes alone (``decide``).
 
 | incoming | current row (operation)     | mode  | new operation | eff_start_date    |
 |----------|-----------------------------|-------|---------------|-------------------|
@@ -59,43 +60,51 @@ def current_columns(config: DatasetConfig) -> list[str]:
     return [*config.keys, *config.nonkeys, *config.excluded]
 
 
-@dataclass(frozen=True)
-class Decision:
-    """Each key's operation (``decided``: key_hash, operation, eff_start_date, _from_incoming,
-    _was_live, _changed_now) and what it needs to assemble the new current state."""
-
-    decided: DataFrame
-    incoming: DataFrame
-    previous: DataFrame
+IN_PREFIX, CURRENT_PREFIX = "__in_", "__cur_"
 
 
-def decide(
-    incoming: DataFrame,
-    previous: DataFrame,
-    config: DatasetConfig,
-    effective_date: str,
-    held: DataFrame | None = None,
-    defer_deletes: bool = False,
-) -> Decision:
-    """Compare the valid staged rows (and the held key hashes) with the previous state; with
-    ``defer_deletes`` a key missing from a full extract is kept as it is instead of deleted."""
-    eff = F.to_date(F.lit(effective_date))
-    incoming_hashes = incoming.select(
-        "key_hash", F.col("nonkey_hash").alias("in_hash"), F.lit(False).alias("_held")
+def _sides(
+    incoming: DataFrame, previous: DataFrame, held: DataFrame | None, payload: list[str]
+) -> tuple[DataFrame, DataFrame]:
+    """The two sides of the compare: the incoming hashes (and the held keys: no hash, no
+    payload) and the current hashes, each with the named ``payload`` columns renamed apart."""
+    incoming_side = incoming.select(
+        "key_hash",
+        F.col("nonkey_hash").alias("in_hash"),
+        F.lit(False).alias("_held"),
+        *[column(c).alias(IN_PREFIX + c) for c in payload],
     )
     if held is not None:
-        incoming_hashes = incoming_hashes.unionByName(
+        incoming_side = incoming_side.unionByName(
             held.where(F.col("key_hash").isNotNull()).select(
                 "key_hash", F.lit(None).cast("string").alias("in_hash"), F.lit(True).alias("_held")
-            )
+            ),
+            allowMissingColumns=True,
         )
-    current_hashes = previous.select(
+    current_side = previous.select(
         "key_hash",
         F.col("nonkey_hash").alias("cur_hash"),
         F.col("operation").alias("cur_op"),
         F.col("eff_start_date").alias("cur_eff"),
+        *[column(c).alias(CURRENT_PREFIX + c) for c in payload],
     )
-    joined = incoming_hashes.join(current_hashes, "key_hash", "full_outer").where(
+    return incoming_side, current_side
+
+
+def _compared(
+    incoming: DataFrame,
+    previous: DataFrame,
+    config: DatasetConfig,
+    effective_date: str,
+    held: DataFrame | None,
+    defer_deletes: bool,
+    payload: list[str],
+) -> DataFrame:
+    """Each key of either side once (one full outer join on ``key_hash``) with its decision:
+    operation, eff_start_date, _from_incoming, _held, _deferred, _was_live, _changed_now, and
+    the ``payload`` columns of both sides (prefixed)."""
+    incoming_side, current_side = _sides(incoming, previous, held, payload)
+    joined = incoming_side.join(current_side, "key_hash", "full_outer").where(
         # A held key without a current row has nothing to keep.
         ~(F.coalesce(F.col("_held"), F.lit(False)) & F.col("cur_hash").isNull())
     )
@@ -113,14 +122,18 @@ def decide(
         .when(F.col("in_hash") != F.col("cur_hash"), F.lit("U"))
         .otherwise(F.lit("N"))
     )
+    sides = [column(prefix + c) for c in payload for prefix in (IN_PREFIX, CURRENT_PREFIX)]
     decided = joined.select(
         "key_hash",
+        "in_hash",
+        "cur_hash",
         operation.alias("operation"),
         "cur_op",
         "cur_eff",
         held_key.alias("_held"),
         deferred.alias("_deferred"),
         (F.col("cur_hash").isNotNull() & ~F.col("cur_op").eqNullSafe("D")).alias("_was_live"),
+        *sides,
     )
     changed_now = (
         ~F.col("_held")
@@ -130,8 +143,11 @@ def decide(
             | (F.col("operation").isin("D", "X") & ~F.col("operation").eqNullSafe(F.col("cur_op")))
         )
     )
-    decided = decided.select(
+    eff = F.to_date(F.lit(effective_date))
+    return decided.select(
         "key_hash",
+        "in_hash",
+        "cur_hash",
         "operation",
         F.when(changed_now, eff).otherwise(F.col("cur_eff")).alias("eff_start_date"),
         (F.col("operation").isin("I", "U") & ~F.col("_held") & ~F.col("_deferred")).alias(
@@ -141,8 +157,23 @@ def decide(
         "_deferred",
         "_was_live",
         changed_now.alias("_changed_now"),
+        *sides,
     )
-    return Decision(decided, incoming, previous)
+
+
+def decide(
+    incoming: DataFrame,
+    previous: DataFrame,
+    config: DatasetConfig,
+    effective_date: str,
+    held: DataFrame | None = None,
+    defer_deletes: bool = False,
+) -> DataFrame:
+    """Each key's decision alone (key_hash, operation, eff_start_date, _from_incoming, _held,
+    _deferred, _was_live, _changed_now): the hashes compared without the payloads, for the
+    counts the guards check before anything is written."""
+    compared = _compared(incoming, previous, config, effective_date, held, defer_deletes, [])
+    return compared.drop("in_hash", "cur_hash")
 
 
 @dataclass(frozen=True)
@@ -173,25 +204,6 @@ def decision_counts(decided: DataFrame) -> DecisionCounts:
     return DecisionCounts(*(int(value or 0) for value in row))
 
 
-def assemble(decision: Decision, config: DatasetConfig) -> DataFrame:
-    """The new current state: each decided key with its payload.
-
-    The payloads are joined back in one join: each key takes its row from the extract (I, U) or
-    from the current table (N, D, X, held). Adaptive execution hashes the narrow decided rows (one
-    per key of either side) when their partitions are small enough (the runtime's
-    maxShuffledHashJoinLocalMapThreshold), streaming the wide payload rows through unsorted."""
-    payload = [column(c) for c in current_columns(config)]
-    meta = ["key_hash", "nonkey_hash"]
-    decided = decision.decided.select("key_hash", "operation", "eff_start_date", "_from_incoming")
-    payloads = decision.incoming.select(
-        *payload, *meta, F.lit(True).alias("_from_incoming")
-    ).unionByName(decision.previous.select(*payload, *meta, F.lit(False).alias("_from_incoming")))
-    rejoined = payloads.join(decided, ["key_hash", "_from_incoming"])
-    return rejoined.select(
-        *[column(c) for c in current_columns(config)], *meta, "operation", "eff_start_date"
-    )
-
-
 def initial_state(incoming: DataFrame, config: DatasetConfig, effective_date: str) -> DataFrame:
     """The current state of a first run: every valid row inserted."""
     return incoming.select(
@@ -212,8 +224,26 @@ def apply_extract(
     defer_deletes: bool = False,
 ) -> DataFrame:
     """The new current state after ``incoming`` (valid staged rows) on ``effective_date``;
-    ``held``: key hashes of quarantined rows whose current row is kept as it is."""
+    ``held``: key hashes of quarantined rows whose current row is kept as it is; with
+    ``defer_deletes`` a key missing from a full extract is kept as it is instead of deleted.
+
+    One full outer join of the two sides, payloads included: each key takes its payload and
+    non-key hash from the extract (I, U) or from the current table (N, D, X, held). Each side is
+    read once, so the staged rows need no cache."""
     if previous is None:
         return initial_state(incoming, config, effective_date)
-    decision = decide(incoming, previous, config, effective_date, held, defer_deletes)
-    return assemble(decision, config)
+    payload = current_columns(config)
+    compared = _compared(incoming, previous, config, effective_date, held, defer_deletes, payload)
+    from_incoming = F.col("_from_incoming")
+    return compared.select(
+        *[
+            F.when(from_incoming, column(IN_PREFIX + c))
+            .otherwise(column(CURRENT_PREFIX + c))
+            .alias(c)
+            for c in payload
+        ],
+        "key_hash",
+        F.when(from_incoming, F.col("in_hash")).otherwise(F.col("cur_hash")).alias("nonkey_hash"),
+        "operation",
+        "eff_start_date",
+    )

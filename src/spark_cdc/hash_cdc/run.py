@@ -9,19 +9,17 @@ model, so a refused run changes no output table.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_cdc.cache_slots import keep
 from spark_cdc.hash_cdc.compare import (
     TABLE_PROPERTIES,
-    assemble,
+    apply_extract,
     decide,
     decision_counts,
-    initial_state,
     property_defaults,
 )
 from spark_cdc.hash_cdc.config import ConfigError, DatasetConfig
@@ -98,17 +96,15 @@ def current_state(
     check_not_empty(config, run.effective_date, totals.rows_in, run.allow_mass_delete)
     valid = staged.where(~quarantined)
     if previous is None:
-        return initial_state(valid, config, run.effective_date)
+        return apply_extract(valid, None, config, run.effective_date)
     held = staged.where(quarantined & F.col("key_hash").isNotNull()).select("key_hash").distinct()
     # Rows whose key cannot be read might be any missing key: a full extract with such rows
     # proves no key absent, so it deletes nothing (its missing keys are deferred deletes).
-    decision = decide(
-        valid, previous, config, run.effective_date, held, defer_deletes=totals.unidentified > 0
-    )
+    defer_deletes = totals.unidentified > 0
     if config.mode == "full" and not run.allow_mass_delete:
-        decision = replace(decision, decided=keep(decision.decided, "hash_cdc.decided"))
-        check_deletes(config, run.effective_date, decision_counts(decision.decided), False)
-    return assemble(decision, config)
+        decided = decide(valid, previous, config, run.effective_date, held, defer_deletes)
+        check_deletes(config, run.effective_date, decision_counts(decided), False)
+    return apply_extract(valid, previous, config, run.effective_date, held, defer_deletes)
 
 
 def prepare_current_write(spark: SparkSession, run: RunSettings) -> None:
