@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from pyspark.sql import Row
 from pyspark.sql import functions as F
 
-from spark_cdc.hash_cdc import stage
 from spark_cdc.hash_cdc.compare import apply_extract, current_columns
 from spark_cdc.hash_cdc.config import ConfigError, DatasetConfig
 from spark_cdc.hash_cdc.extracts import (
@@ -111,7 +110,7 @@ def test_each_quarantine_reason_and_counts_reconcile(spark):
     assert raw["balance"] == "lots"
 
 
-def test_duplicate_keys_are_the_same_whichever_way_they_are_counted(spark, monkeypatch):
+def test_every_copy_of_a_duplicate_key_is_quarantined(spark):
     rows = [
         ("EU", "1", "Ann", "10.00", "2026-01-02", "111", "2026-01-01 00:00:00"),
         ("EU", "1", "Abe", "lots", "2026-01-02", "112", "2026-01-01 00:00:00"),
@@ -125,28 +124,10 @@ def test_duplicate_keys_are_the_same_whichever_way_they_are_counted(spark, monke
         "Bo": None,
         "Cy": "duplicate_key",
     }
-    by_probe = {key[2]: row[REASON] for key, row in _staged(spark, rows).items()}
-    assert by_probe == expected
-    monkeypatch.setattr(stage, "MAX_SUSPECTS", 0)  # every key hash counted
-    by_hash = {key[2]: row[REASON] for key, row in _staged(spark, rows).items()}
-    assert by_hash == expected
+    staged = {key[2]: row[REASON] for key, row in _staged(spark, rows).items()}
+    assert staged == expected
     unique = {key[2]: row[REASON] for key, row in _staged(spark, rows[2:4]).items()}
     assert unique == {"Bo": None, "Cy": None}
-
-
-def test_keys_sharing_a_probe_are_not_duplicates(spark):
-    probes = spark.createDataFrame([(7,), (7,), (8,)], "__probe long")
-    collided = spark.createDataFrame(
-        [("a", 7), ("b", 7), ("c", 8)], "key_hash string, __probe long"
-    )
-    found = stage._duplicate_key_hashes(probes, collided)
-    assert found is not None and found.collect() == []
-    repeated = spark.createDataFrame(
-        [("a", 7), ("a", 7), ("c", 8)], "key_hash string, __probe long"
-    )
-    found = stage._duplicate_key_hashes(probes, repeated)
-    assert [tuple(r) for r in found.collect()] == [("a", True)]
-    assert stage._duplicate_key_hashes(probes.where("__probe = 8"), collided) is None
 
 
 def test_missing_extract_column_is_a_clear_error(spark):

