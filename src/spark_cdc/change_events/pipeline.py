@@ -233,9 +233,11 @@ def history_increment(
         new_rows = ledger.where(F.col(BATCH) > F.lit(resolved_through))
     horizon = None
     if prior is not None:
-        if new_rows.isEmpty():
+        # One job tells both whether there is anything new and how far back it reaches.
+        found = new_rows.agg(F.count(F.lit(1)).alias("rows"), F.min("watermark")).first()
+        if found[0] == 0:
             return prior.limit(0)
-        horizon = new_rows.agg(F.min("watermark")).first()[0]
+        horizon = found[1]
     if prior is None or horizon is None:
         base = None if initial is None else initial_versions(initial, schema, process_id)
         return _resolved(applied, base, config, high_dttm, process_id)
