@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -21,7 +22,12 @@ from support import BIN, command_env, copy_project, run_command
 
 from spark_cdc.cli import main as spark_cdc
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
-from spark_cdc.schema_drift.stream import FeedTables, server_python_problem, start_stream
+from spark_cdc.schema_drift.stream import (
+    FeedTables,
+    folder_name,
+    server_python_problem,
+    start_stream,
+)
 
 SCHEMA = "spark_cdc"
 TABLES = FeedTables(SCHEMA, "events", "schema_drift_silver__events__")
@@ -328,3 +334,18 @@ def test_a_connect_server_whose_python_cannot_run_the_batches_is_refused(client,
     if refused:
         assert f"run Python {server}" in problem and f"runs Python {client}" in problem
         assert "PYSPARK_PYTHON" in problem
+
+
+def test_a_lines_batch_id_is_the_name_of_its_files_folder(spark):
+    """The rule the stream and the feed's staging view share, against plain Python: the path
+    segment before the last ``/``, whatever the segments hold."""
+    rng = random.Random(5)
+    alphabet = "abz09_-. %é漢=,"
+    paths = ["file:/landing/batch_00001/part-00000.jsonl", "s3a://bucket/a/b/c/d.jsonl", "/x/y"]
+    for _ in range(200):
+        depth = rng.randint(2, 6)
+        segments = ["".join(rng.choices(alphabet, k=rng.randint(1, 12))) for _ in range(depth)]
+        paths.append(rng.choice(["file:", "hdfs://nn:8020", ""]) + "/" + "/".join(segments))
+    rows = spark.createDataFrame([(path,) for path in paths], "path string")
+    got = rows.select("path", folder_name(F.col("path")).alias("folder")).collect()
+    assert {row.path: row.folder for row in got} == {path: path.split("/")[-2] for path in paths}

@@ -1,12 +1,13 @@
 {#- The SQL models of a JSON feed: its staging view, quarantine and run summary. -#}
 
-{#- Every landed JSON line with the file it came from; the batch is the file's folder. -#}
+{#- Every landed JSON line with the file it came from; the batch is the name of the file's
+    folder (found without a regular expression: it is computed for every line). -#}
 {% macro schema_drift_raw_events(landing) %}
 select
     landed.value as payload,
     landed._metadata.file_path as source_file,
     landed._metadata.file_modification_time as file_modified_at,
-    regexp_extract(landed._metadata.file_path, '([^/]+)/[^/]+$', 1) as batch_id
+    substring_index(substring_index(landed._metadata.file_path, '/', -2), '/', 1) as batch_id
 from {{ landing }} as landed
 {% endmacro %}
 

@@ -9,6 +9,8 @@ and no variation hash.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -34,12 +36,22 @@ BRONZE_COLUMNS = (
 )
 
 
-def bronze_increment(raw: DataFrame, existing: DataFrame | None, load_id: str | None) -> DataFrame:
+def bronze_increment(
+    raw: DataFrame,
+    existing: DataFrame | None,
+    load_id: str | None,
+    folders: Sequence[str] | None = None,
+) -> DataFrame:
     """The new load: lines of files not in ``existing`` (raw: payload, source_file, batch_id,
-    file_modified_at), with their event type, variation hash and parse error."""
+    file_modified_at), with their event type, variation hash and parse error.
+
+    ``folders``: the batch ids of every raw line, when the caller knows them (a micro-batch):
+    a file's batch id follows from its path, so only bronze rows of those batches can name the
+    same files, and data skipping leaves the others unread however long bronze grows."""
     load_seq = 1
     if existing is not None:
-        files = existing.select("source_file").distinct()
+        taken = existing if folders is None else existing.where(F.col("batch_id").isin(*folders))
+        files = taken.select("source_file").distinct()
         raw = raw.join(F.broadcast(files), "source_file", "left_anti")
         load_seq = (existing.agg(F.max("load_seq")).first()[0] or 0) + 1
     parsed = raw.withColumn("_parsed", parsed_payload(F.col("payload")))

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
@@ -71,6 +71,13 @@ class FeedTables:
         return self._name(f"schema_drift__{self.feed}_stream_progress")
 
 
+def folder_name(path: Column) -> Column:
+    """The name of the folder holding the file at ``path`` (the segment before its last ``/``),
+    as the feed's staging view computes it: a substring search, not a regular expression (it
+    runs for every line; a regular expression over the path cost a fifth of a micro-batch)."""
+    return F.substring_index(F.substring_index(path, "/", -2), "/", 1)
+
+
 def landing_lines(spark: SparkSession, root: str, max_files_per_trigger: int | None) -> DataFrame:
     """The landing folder as a stream of lines: what the feed's staging view selects (payload,
     source file, its modification time, its folder as batch id)."""
@@ -86,7 +93,7 @@ def landing_lines(spark: SparkSession, root: str, max_files_per_trigger: int | N
         F.col("value").alias("payload"),
         F.col("_metadata.file_path").alias("source_file"),
         F.col("_metadata.file_modification_time").alias("file_modified_at"),
-        F.regexp_extract(F.col("_metadata.file_path"), r"([^/]+)/[^/]+$", 1).alias("batch_id"),
+        folder_name(F.col("_metadata.file_path")).alias("batch_id"),
     )
 
 
@@ -151,7 +158,10 @@ def _take_in(
     process_id: str,
 ) -> None:
     spark.sql(f"create schema if not exists {tables.schema}")
-    increment = bronze_increment(lines, _table_or_none(spark, tables.bronze), process_id)
+    # The batch's folders (batch ids, short enough for Delta's file statistics), said as a
+    # literal: data skipping leaves bronze's other loads unread, however long it grows.
+    folders = [row.batch_id for row in lines.select("batch_id").distinct().collect()]
+    increment = bronze_increment(lines, _table_or_none(spark, tables.bronze), process_id, folders)
     _append(increment, tables.bronze, f"{app_id}/bronze", batch_id)
     bronze = spark.table(tables.bronze)
     registry_rows = registry_increment(
@@ -178,9 +188,6 @@ def _take_in(
         mark_refresh(spark, tables.silver_loads, process_id, first_load.loaded_at)
     # The events of this batch's files that a stream took in (now, or an attempt killed after
     # bronze): files that a dbt build took in first are not this batch's.
-    # Their folders (batch ids, short enough for Delta's file statistics) as a literal: data
-    # skipping leaves bronze's other loads unread, however long it grows.
-    folders = [row.batch_id for row in lines.select("batch_id").distinct().collect()]
     files = F.broadcast(lines.select("source_file").distinct())
     events = (
         spark.table(tables.bronze)
