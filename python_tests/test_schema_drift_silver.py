@@ -12,6 +12,7 @@ from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import registry_increment
 from spark_cdc.schema_drift.silver import (
     METADATA_COLUMNS,
+    checkpoint_interval,
     drop_started_rows,
     last_refresh_completed,
     refresh_silver,
@@ -252,3 +253,24 @@ def test_a_type_behind_the_others_in_the_log_gets_every_pending_load(spark, data
     )
     assert caught_up == [("buy", "create", 1, 2, 2), ("click", "append", 2, 2, 1)]
     assert _silver_by_name(spark, behind) == uninterrupted
+
+
+def test_silver_tables_checkpoint_at_intervals_of_their_own(spark, databases):
+    """Created and rebuilt tables carry their own Delta checkpoint interval, so tables appended
+    together do not all write a checkpoint in the same refresh."""
+    db, _ = databases
+    for seq in (1, 2):
+        _land(spark, db, seq)
+        _logged(spark, db, _refresh(spark, db))  # load 2 rebuilds buy (n widens)
+    for name in ("s__buy", "s__click", "s__view"):
+        properties = spark.sql(f"show tblproperties {db}.{name}").collect()
+        interval = {r.key: r.value for r in properties}.get("delta.checkpointInterval")
+        assert interval == str(checkpoint_interval(f"{db}.{name}"))
+        assert 20 <= int(interval) < 40
+
+    # 52 tables created in one refresh, then appended once per refresh: how many checkpoint
+    # at each commit (a checkpoint at every multiple of a table's interval).
+    intervals = [checkpoint_interval(f"feed.silver__type_{n:03d}") for n in range(52)]
+    per_commit = [sum(v % i == 0 for i in intervals) for v in range(1, 1001)]
+    assert max(per_commit) < 52 / 2  # with Delta's default for all: 52 every 10th commit
+    assert sum(per_commit) / len(per_commit) < 2.5  # Delta's default: 5.2 a commit

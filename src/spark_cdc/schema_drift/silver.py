@@ -171,6 +171,22 @@ def _write_mode(before: StructType | None, columns: list[FlatColumn]) -> str:
     return "append" if _extends(before, _as_struct(columns)) else "rebuild"
 
 
+# Delta writes a checkpoint of a table's log every ``delta.checkpointInterval`` commits (10 by
+# default, about half a second each here). Silver tables created together are appended
+# together, one commit per refresh: with one interval they would all checkpoint in the same
+# refresh (52 tables: about 25 s added to one micro-batch of the stream, every 10th). Each table
+# gets an interval in this range from its name instead, so a refresh writes a few checkpoints;
+# a reader replays at most that many small JSON commits after the last checkpoint.
+CHECKPOINT_INTERVALS = range(20, 40)
+
+
+def checkpoint_interval(table: str) -> int:
+    """The Delta checkpoint interval of a silver table: one of :data:`CHECKPOINT_INTERVALS`,
+    the same for a name in every run (the first 8 hex digits of its SHA-256)."""
+    digest = int(hashlib.sha256(table.encode("utf-8")).hexdigest()[:8], 16)
+    return CHECKPOINT_INTERVALS[digest % len(CHECKPOINT_INTERVALS)]
+
+
 def _write(
     spark: SparkSession,
     plan: SilverPlan,
@@ -189,6 +205,7 @@ def _write(
         return rows
     writer = rows.writeTo(plan.table).using("delta")
     writer = writer.tableProperty("delta.columnMapping.mode", "name")
+    writer = writer.tableProperty("delta.checkpointInterval", str(checkpoint_interval(plan.table)))
     (writer.createOrReplace() if replace else writer.create())
     return rows
 
