@@ -17,6 +17,12 @@ minus landing of its file; p50/p95/max over every event, and p95 per minute of l
 the stream keeps up with the arrivals, growing when it falls behind). Throughput: events / (end
 of the last batch - first landing), and the capacity, events / the batches' summed durations.
 
+With ``--warm-up-minutes`` the same arrivals begin that long before the measured minutes (the
+base shapes of the event types, no drift): the stream creates its tables and its JVM compiles
+its plans there, and only the files landed after the warm-up are measured (the micro-batches
+that took in at least one of them for the capacity). ``--no-type-conflicts`` leaves out the
+last step's type conflicts (text ``score``: a widening that rebuilds most tables at once).
+
 Checked: bronze holds every generated line once, and every event of an accepted variation is in
 its silver table.
 
@@ -48,13 +54,16 @@ DATABASE = "bench_schema_drift_stream"
 TABLES = FeedTables(DATABASE, "bench", "silver__")
 
 
-def _stage_files(spec: JsonEventSpec, per_file: int, staged: Path) -> list[tuple[Path, int]]:
-    """The generated lines in arrival order, ``per_file`` a file: (path, lines) of each."""
+def _stage_files(
+    spec: JsonEventSpec, per_file: int, staged: Path, first: int = 0
+) -> list[tuple[Path, int]]:
+    """The generated lines in arrival order, ``per_file`` a file (numbered from ``first``):
+    (path, lines) of each."""
     batches, _ = generate_batches(spec, show_progress=True)
     lines = [line for batch in batches for line in batch]
-    staged.mkdir(parents=True)
+    staged.mkdir(parents=True, exist_ok=True)
     files = []
-    for number, start in enumerate(range(0, len(lines), per_file)):
+    for number, start in enumerate(range(0, len(lines), per_file), start=first):
         chunk = lines[start : start + per_file]
         path = staged / f"part-{number:05d}.jsonl"
         path.write_text("\n".join(chunk) + "\n", encoding="utf-8")
@@ -86,6 +95,15 @@ def main() -> int:
     parser.add_argument("--drift-steps", type=int, default=10, help="new variations over the run")
     parser.add_argument("--new-variation-rate", type=float, default=0.05)
     parser.add_argument("--trigger-interval", default="10 seconds")
+    parser.add_argument(
+        "--warm-up-minutes", type=float, default=0.0, help="arrivals before the measured ones"
+    )
+    parser.add_argument(
+        "--no-type-conflicts",
+        dest="type_conflicts",
+        action="store_false",
+        help="no type conflicts in the last drift step",
+    )
     args = parser.parse_args()
 
     seconds = int(args.minutes * 60)
@@ -98,13 +116,26 @@ def main() -> int:
         batches=args.drift_steps,
         new_variation_rate=args.new_variation_rate,
         malformed_rate=0.001,
-        type_conflicts=True,
+        type_conflicts=args.type_conflicts,
+        seed=11,
+    )
+    warm_files_count = int(args.warm_up_minutes * 60 / args.file_every)
+    # The base shapes of the same event types (same seed), before the drift.
+    warm_spec = JsonEventSpec(
+        events=per_file * warm_files_count,
+        event_types=args.event_types,
+        new_event_types=0,
+        batches=1,
+        malformed_rate=0.001,
+        type_conflicts=False,
         seed=11,
     )
     work = Path(tempfile.mkdtemp(prefix="bench_schema_drift_stream_"))
     spark = get_or_create_session()
     try:
-        files = _stage_files(spec, per_file, work / "staged")
+        warm_files = _stage_files(warm_spec, per_file, work / "staged") if warm_files_count else []
+        files = warm_files + _stage_files(spec, per_file, work / "staged", len(warm_files))
+        measured_folders = {f"batch_{number:05d}" for number in range(len(warm_files), len(files))}
         total = sum(lines for _, lines in files)
         spark.sql(f"drop database if exists {DATABASE} cascade")
         spark.sql(f"create database {DATABASE}")
@@ -124,7 +155,11 @@ def main() -> int:
         lander = threading.Thread(
             target=_land, args=(files, landing, args.file_every, landed), daemon=True
         )
-        print(f"landing {total:,} events over {seconds} s ({args.rate:,}/s)", flush=True)
+        print(
+            f"landing {total:,} events over {len(files) * args.file_every:.0f} s "
+            f"({args.rate:,}/s; the first {len(warm_files)} files are the warm-up)",
+            flush=True,
+        )
         lander.start()
         while lander.is_alive():
             lander.join(30)
@@ -147,12 +182,16 @@ def main() -> int:
             raise RuntimeError("bronze does not hold every generated line once")
         if Counter(row.batch_id for row in per_file_load) != Counter(list(landed)):
             raise RuntimeError("a landed file is missing from bronze or split across loads")
-        weights = [row.events for row in per_file_load]
+        # Only the files landed after the warm-up are measured.
+        measured = [row for row in per_file_load if row.batch_id in measured_folders]
+        measured_total = sum(row.events for row in measured)
+        measured_landed = [landed[name] for name in measured_folders]
+        weights = [row.events for row in measured]
         latencies = np.repeat(
-            [ends[row.load_seq - 1] - landed[row.batch_id] for row in per_file_load], weights
+            [ends[row.load_seq - 1] - landed[row.batch_id] for row in measured], weights
         )
         minute_of = np.repeat(
-            [int((landed[row.batch_id] - min(landed.values())) // 60) for row in per_file_load],
+            [int((landed[row.batch_id] - min(measured_landed)) // 60) for row in measured],
             weights,
         )
         p95_by_minute = [
@@ -173,21 +212,39 @@ def main() -> int:
         if silver_rows != expected_silver:
             raise RuntimeError(f"silver holds {silver_rows} rows, {expected_silver} expected")
 
-        first, last_landing, last_end = min(landed.values()), max(landed.values()), ends[-1]
+        first, last_landing, last_end = min(measured_landed), max(landed.values()), ends[-1]
+        # The micro-batches with data, in order, are bronze's loads 1, 2, ...: those that took
+        # in a measured file count for the capacity, with every event they took in.
+        progress = sorted(
+            spark.table(TABLES.stream_progress).where("input_rows > 0").collect(),
+            key=lambda row: row.batch_id,
+        )
+        if len(progress) != len(ends):
+            raise RuntimeError(f"{len(progress)} progress reports for {len(ends)} micro-batches")
+        measured_loads = {row.load_seq for row in measured}
+        events_per_load = Counter()
+        for row in per_file_load:
+            events_per_load[row.load_seq] += row.events
         durations = [
-            row.batch_duration_ms / 1000 for row in spark.table(TABLES.stream_progress).collect()
+            row.batch_duration_ms / 1000
+            for load, row in enumerate(progress, start=1)
+            if load in measured_loads
         ]
+        capacity_events = sum(events_per_load[load] for load in measured_loads)
         result = {
             "rate_landed_per_s": args.rate,
             "minutes": args.minutes,
             "event_types": args.event_types,
             "drift_steps": args.drift_steps,
             "trigger_interval": args.trigger_interval,
-            "events": total,
-            "micro_batches": len(ends),
+            "warm_up_minutes": args.warm_up_minutes,
+            "type_conflicts": args.type_conflicts,
+            "events": measured_total,
+            "warm_up_events": total - measured_total,
+            "micro_batches": len(measured_loads),
             "silver_tables": len(silver_tables),
-            "events_per_s": total / (last_end - first),
-            "capacity_events_per_s": total / sum(durations),
+            "events_per_s": measured_total / (last_end - first),
+            "capacity_events_per_s": capacity_events / sum(durations),
             "drain_after_last_landing_s": last_end - last_landing,
             "latency_s": {
                 "p50": float(np.percentile(latencies, 50)),
@@ -203,7 +260,8 @@ def main() -> int:
         }
         latency, batch = result["latency_s"], result["batch_duration_s"]
         print(
-            f"{total:,} events in {len(ends)} micro-batches: {result['events_per_s']:,.0f} "
+            f"{measured_total:,} events measured in {len(measured_loads)} micro-batches: "
+            f"{result['events_per_s']:,.0f} "
             f"events/s end to end (capacity {result['capacity_events_per_s']:,.0f}/s); "
             f"latency p50 {latency['p50']:.1f} s, p95 {latency['p95']:.1f} s, max "
             f"{latency['max']:.1f} s; batch duration median {batch['median']:.1f} s, max "
@@ -211,6 +269,10 @@ def main() -> int:
             "MiB; p95 by landing minute " + ", ".join(f"{value:.0f}" for value in p95_by_minute)
         )
         name = f"schema_drift_stream_{args.rate}_{args.minutes:g}min_{args.drift_steps}steps"
+        if args.warm_up_minutes:
+            name += f"_warm{args.warm_up_minutes:g}min"
+        if not args.type_conflicts:
+            name += "_no_conflicts"
         save_results(name, result)
     finally:
         spark.sql(f"drop database if exists {DATABASE} cascade")
