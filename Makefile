@@ -40,7 +40,8 @@ bench: setup
 	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_hash_cdc.py
 	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_change_events.py
 	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_schema_drift.py
-	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_schema_drift_stream.py
+	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_schema_drift_stream.py --warm-up-minutes 1 --no-type-conflicts
+	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_schema_drift_stream.py --warm-up-minutes 1
 
 docs: setup
 	$(BIN)/dbt docs generate
