@@ -20,8 +20,12 @@ os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_DIR / "profiles"))
 # hour earlier (its CPU time 4,035 s instead of 4,368). The suite's two workers share two cores,
 # so CPU time is what they wait for. It only changes when code is optimized. (spark-submit adds
 # SPARK_SUBMIT_OPTS to the driver's java command; a SPARK_CONF_DIR would put a folder on the
-# class path, which the class-data archive's would no longer match.)
-os.environ["SPARK_SUBMIT_OPTS"] = "-XX:CompileThresholdScaling=3"
+# class path, which the class-data archive's would no longer match.) Added to the options the
+# user's environment may already hold, once (the engine suite's processes load this file too).
+JIT_OPTION = "-XX:CompileThresholdScaling=3"
+SUBMIT_OPTIONS = os.environ.get("SPARK_SUBMIT_OPTS", "").split()
+if JIT_OPTION not in SUBMIT_OPTIONS:
+    os.environ["SPARK_SUBMIT_OPTS"] = " ".join([*SUBMIT_OPTIONS, JIT_OPTION])
 # Engines the tests start skip the warm-up (test_engines.py warms its own, as users' are).
 os.environ["SPARK_CDC_ENGINE_WARMUP"] = "0"
 if "SPARK_CDC_ENGINE_SUITE" not in os.environ:
