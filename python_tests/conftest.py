@@ -23,9 +23,19 @@ os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_DIR / "profiles"))
 # class path, which the class-data archive's would no longer match.) Added to the options the
 # user's environment may already hold, once (the engine suite's processes load this file too).
 JIT_OPTION = "-XX:CompileThresholdScaling=3"
+# The same drivers collect garbage with the parallel collector instead of G1: no concurrent
+# marking threads competing with the queries for the two cores, cheaper write barriers, and the
+# pauses of a collector built for throughput do not matter to a test. Measured on four of the
+# longest library files (127 tests, two workers, order alternated, 3 runs each): 479 s instead
+# of 536 s of wall time, 883 s instead of 1,002 s of CPU time (-11%, -12%). Left out when the
+# environment already picks a collector (two would stop the JVM from starting).
+GC_OPTION = "-XX:+UseParallelGC"
 SUBMIT_OPTIONS = os.environ.get("SPARK_SUBMIT_OPTS", "").split()
-if JIT_OPTION not in SUBMIT_OPTIONS:
-    os.environ["SPARK_SUBMIT_OPTS"] = " ".join([*SUBMIT_OPTIONS, JIT_OPTION])
+ADDED = [JIT_OPTION] if JIT_OPTION not in SUBMIT_OPTIONS else []
+if not any(option.startswith("-XX:+Use") and option.endswith("GC") for option in SUBMIT_OPTIONS):
+    ADDED.append(GC_OPTION)
+if ADDED:
+    os.environ["SPARK_SUBMIT_OPTS"] = " ".join([*SUBMIT_OPTIONS, *ADDED])
 # Engines the tests start skip the warm-up (test_engines.py warms its own, as users' are).
 os.environ["SPARK_CDC_ENGINE_WARMUP"] = "0"
 if "SPARK_CDC_ENGINE_SUITE" not in os.environ:
