@@ -2,40 +2,76 @@
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pyspark.core.context as spark_context
 import pytest
 from support import PROJECT_DIR, copy_project, dbt_invoker
 
 # The project's profiles (as `make test` exports it), for what runs dbt or spark-cdc in-process.
 os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_DIR / "profiles"))
-# Every driver the suite starts with spark-submit (in-process sessions, commands' processes, the
-# engines) compiles a method with C2 only after three times the calls the JIT waits for by
-# default: a test runs thousands of different small queries, and most of Spark's and the
-# generated code runs too few times for a C2 compilation to pay for itself. Measured: 11-13%
-# less JVM CPU time on the suite's own tests alone (C2 compiler threads 55 -> 37 s and 61 -> 43
-# s, same or shorter wall time); the whole suite from a fresh clone 35.2 min instead of 38.1 an
-# hour earlier (its CPU time 4,035 s instead of 4,368). The suite's two workers share two cores,
-# so CPU time is what they wait for. It only changes when code is optimized. (spark-submit adds
-# SPARK_SUBMIT_OPTS to the driver's java command; a SPARK_CONF_DIR would put a folder on the
-# class path, which the class-data archive's would no longer match.) Added to the options the
-# user's environment may already hold, once (the engine suite's processes load this file too).
-JIT_OPTION = "-XX:CompileThresholdScaling=3"
-# The same drivers collect garbage with the parallel collector instead of G1: no concurrent
-# marking threads competing with the queries for the two cores, cheaper write barriers, and the
-# pauses of a collector built for throughput do not matter to a test. Measured on four of the
-# longest library files (127 tests, two workers, order alternated, 3 runs each): 479 s instead
-# of 536 s of wall time, 883 s instead of 1,002 s of CPU time (-11%, -12%). Left out when the
-# environment already picks a collector (two would stop the JVM from starting).
-GC_OPTION = "-XX:+UseParallelGC"
-SUBMIT_OPTIONS = os.environ.get("SPARK_SUBMIT_OPTS", "").split()
-ADDED = [JIT_OPTION] if JIT_OPTION not in SUBMIT_OPTIONS else []
-if not any(option.startswith("-XX:+Use") and option.endswith("GC") for option in SUBMIT_OPTIONS):
-    ADDED.append(GC_OPTION)
-if ADDED:
-    os.environ["SPARK_SUBMIT_OPTS"] = " ".join([*SUBMIT_OPTIONS, *ADDED])
+# Every JVM the suite starts with spark-submit gets options for a test run on two shared cores
+# (spark-submit adds SPARK_SUBMIT_OPTS to the driver's java command; a SPARK_CONF_DIR would put a
+# folder on the class path, which the class-data archive's would no longer match). The two
+# workers share two cores, so CPU time is what the suite waits for. Each option is added to the
+# options the user's environment held when the suite started (kept in SUITE_BASE_OPTIONS for the
+# processes the tests start, which load this file too), once; none changes what a query
+# computes, only when code is compiled and how memory is freed.
+#
+# - The parallel collector instead of G1: no concurrent marking threads competing with the
+#   queries, cheaper write barriers; the pauses of a collector built for throughput do not
+#   matter to a test. Four of the longest library files (127 tests, two workers, order
+#   alternated, 3 runs each): 479 s instead of 536 s of wall time, 883 s instead of 1,002 s of
+#   CPU time. Left out when the environment already picks a collector (two stop the JVM).
+# - A JVM started in a test process itself (the workers' sessions: long-lived, the library
+#   tests and in-process dbt) compiles a method with C2 only after three times the calls the
+#   JIT waits for by default: a test runs thousands of different small queries whose code runs
+#   too few times for C2 to pay back. Measured: 11-13% less JVM CPU time (C2 threads 55 -> 37 s
+#   and 61 -> 43 s), the whole suite 35.2 min instead of 38.1. Set where pyspark launches its
+#   JVM, whichever path gets there first (the spark fixture, dbt's adapter, a command's main).
+# - Every other process (the commands' own JVMs, engines, servers: the environment they
+#   inherit) compiles with C1 only: most live less than a minute and spent about half their CPU
+#   time in the compilers. README blocks, docs pages and separate dbt commands (35 tests, two
+#   workers, order alternated, 2 runs each): 245 s instead of 304 s of wall time, 434 s instead
+#   of 586 s of CPU time. A larger code cache, since C1's code is bigger and a full cache stops
+#   compiling.
+SUITE_BASE_OPTIONS = "SPARK_CDC_SUITE_BASE_SUBMIT_OPTS"
+COLLECTOR = "-XX:+UseParallelGC"
+IN_PROCESS_JIT = ("-XX:CompileThresholdScaling=3",)
+SUBPROCESS_JIT = ("-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=512m")
+BASE_OPTIONS = os.environ.setdefault(SUITE_BASE_OPTIONS, os.environ.get("SPARK_SUBMIT_OPTS", ""))
+
+
+def submit_options(*added: str) -> str:
+    """The user's SPARK_SUBMIT_OPTS with ``added`` and the collector (each once)."""
+    options = BASE_OPTIONS.split()
+    if not any(option.startswith("-XX:+Use") and option.endswith("GC") for option in options):
+        options.append(COLLECTOR)
+    options += [option for option in added if option not in options]
+    return " ".join(options)
+
+
+def launched_with_in_process_options(launch: Callable) -> Callable:
+    """``launch`` (pyspark's JVM launcher) run with the in-process JVM's options."""
+
+    @functools.wraps(launch)
+    def launch_in_process(*args, **kwargs):
+        inherited = os.environ["SPARK_SUBMIT_OPTS"]
+        os.environ["SPARK_SUBMIT_OPTS"] = submit_options(*IN_PROCESS_JIT)
+        try:
+            return launch(*args, **kwargs)
+        finally:
+            os.environ["SPARK_SUBMIT_OPTS"] = inherited
+
+    return launch_in_process
+
+
+os.environ["SPARK_SUBMIT_OPTS"] = submit_options(*SUBPROCESS_JIT)
+# SparkContext calls the launcher by the name its module imported.
+spark_context.launch_gateway = launched_with_in_process_options(spark_context.launch_gateway)
 # Engines the tests start skip the warm-up (test_engines.py warms its own, as users' are).
 os.environ["SPARK_CDC_ENGINE_WARMUP"] = "0"
 if "SPARK_CDC_ENGINE_SUITE" not in os.environ:
