@@ -19,6 +19,7 @@ from spark_cdc.class_archive import add_to_driver_options
 from spark_cdc.home_lock import acquire_home
 from spark_cdc.jars import delta_jars, fetch_delta_jars
 from spark_cdc.master_check import check_reachable, wait_for_executors
+from spark_cdc.pyspark_logs import silence_query_context_logs
 
 DEFAULT_MASTER = "local[2]"
 SESSION_TIME_ZONE = "UTC"
@@ -137,6 +138,7 @@ def get_or_create_session(
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
+    silence_query_context_logs()
     if SparkContext._active_spark_context is not None:
         # One session per process: reuse it from any thread (dbt runs nodes in worker threads).
         return SparkSession.builder.getOrCreate()

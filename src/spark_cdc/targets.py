@@ -27,6 +27,8 @@ from typing import Any
 
 import yaml
 
+from spark_cdc.pyspark_logs import silence_query_context_logs
+
 PROFILE = "spark_cdc"
 SESSION_METHODS = ("session", "connect")
 # The host that names this home's own warm engine (connect and thrift targets): explicit, so that
@@ -160,6 +162,7 @@ def session_for(target: Target | None = None, home: Path | None = None) -> Any:
     if target.method == "connect":
         from pyspark.sql import SparkSession
 
+        silence_query_context_logs()
         session = SparkSession.builder.remote(connect_url(target, home)).getOrCreate()
         for key, value in target.server_side_parameters.items():
             session.conf.set(key, value)
