@@ -97,27 +97,18 @@ def evolved_config(config: SourceConfig, ledger: DataFrame) -> SourceConfig:
     return replace(config, schema=evolved_schema(config.schema, discovery))
 
 
-def _watermarks(batches: DataFrame, lateness: timedelta | None) -> DataFrame:
+def _watermarks(batches: DataFrame, lateness: timedelta) -> DataFrame:
     """Per batch: the latest valid event_ts of all earlier batches minus the lateness."""
     earlier = Window.orderBy(BATCH).rowsBetween(Window.unboundedPreceding, -1)
     latest = F.max("batch_max_ts").over(earlier)
-    watermark = (
-        F.lit(None).cast("timestamp")
-        if lateness is None
-        else latest - F.make_dt_interval(secs=F.lit(lateness.total_seconds()))
-    )
+    watermark = latest - F.make_dt_interval(secs=F.lit(lateness.total_seconds()))
     return batches.select(BATCH, watermark.alias("watermark"))
 
 
-def ledger_increment(
-    feed: DataFrame, prior: DataFrame | None, config: SourceConfig, process_id: str
+def _with_watermarks(
+    events: DataFrame, feed: DataFrame, prior: DataFrame | None, lateness: timedelta
 ) -> DataFrame:
-    """Ledger rows for the feed's batches that ``prior`` (the ledger so far) does not hold."""
-    if prior is not None:
-        feed = feed.join(F.broadcast(prior.select(BATCH).distinct()), BATCH, "left_anti")
-    # Kept: read by the per-batch watermarks and by the ledger rows, and filtered on its reason
-    # (which the optimizer would otherwise inline into every filter).
-    events = keep(normalize_events(feed, config.schema), "change_events.ledger_events")
+    """``events`` with the watermark of their batch (the ledger so far counts as earlier)."""
     # Events quarantined for their column set still tell how far the source's time has got.
     valid_ts = (
         F.col(REASON).isNull()
@@ -129,10 +120,27 @@ def ledger_increment(
         earlier = prior.where(valid_ts).groupBy(BATCH).agg(F.max("event_ts").alias("batch_max_ts"))
         per_batch = earlier.unionByName(per_batch)
     all_batches = feed.select(BATCH).distinct().join(per_batch, BATCH, "full")
-    marks = _watermarks(all_batches, config.allowed_lateness)
-    events = events.join(F.broadcast(marks), BATCH, "left")
-    late = F.col(REASON).isNull() & (F.col("event_ts") < F.col("watermark"))
-    events = events.withColumn(REASON, F.when(late, F.lit("too_late")).otherwise(F.col(REASON)))
+    marks = _watermarks(all_batches, lateness)
+    return events.join(F.broadcast(marks), BATCH, "left")
+
+
+def ledger_increment(
+    feed: DataFrame, prior: DataFrame | None, config: SourceConfig, process_id: str
+) -> DataFrame:
+    """Ledger rows for the feed's batches that ``prior`` (the ledger so far) does not hold."""
+    if prior is not None:
+        feed = feed.join(F.broadcast(prior.select(BATCH).distinct()), BATCH, "left_anti")
+    # Kept: read by the per-batch watermarks and by the ledger rows, and filtered on its reason
+    # (which the optimizer would otherwise inline into every filter).
+    events = keep(normalize_events(feed, config.schema), "change_events.ledger_events")
+    if config.allowed_lateness is None:
+        # No event is ever too late: every batch's watermark is null, without a pass over the
+        # batches (or over the prior ledger's).
+        events = events.withColumn("watermark", F.lit(None).cast("timestamp"))
+    else:
+        events = _with_watermarks(events, feed, prior, config.allowed_lateness)
+        late = F.col(REASON).isNull() & (F.col("event_ts") < F.col("watermark"))
+        events = events.withColumn(REASON, F.when(late, F.lit("too_late")).otherwise(F.col(REASON)))
     if config.evolve_columns:
         columns = [BATCH, "column_names", REASON]
         known = events.select(*columns)
@@ -144,7 +152,9 @@ def ledger_increment(
     events = events.withColumn("_repeated", repeated)
     if prior is not None:
         seen = prior.where(F.col("status") == "applied")
-        horizon = events.agg(F.min("watermark")).first()[0]
+        horizon = None
+        if config.allowed_lateness is not None:
+            horizon = events.agg(F.min("watermark")).first()[0]
         if horizon is not None:
             seen = seen.where(F.col("event_ts") >= F.lit(horizon))
         seen = seen.select("event_fingerprint", F.lit(True).alias("_seen")).distinct()
