@@ -130,8 +130,9 @@ def ledger_increment(
     """Ledger rows for the feed's batches that ``prior`` (the ledger so far) does not hold."""
     if prior is not None:
         feed = feed.join(F.broadcast(prior.select(BATCH).distinct()), BATCH, "left_anti")
-    # Kept: read by the per-batch watermarks and by the ledger rows, and filtered on its reason
-    # (which the optimizer would otherwise inline into every filter).
+    # Kept: read by the ledger rows, the column sets and (with a lateness) the per-batch
+    # watermarks, and filtered on its reason (which the optimizer would otherwise inline into
+    # every filter).
     events = keep(normalize_events(feed, config.schema), "change_events.ledger_events")
     if config.allowed_lateness is None:
         # No event is ever too late: every batch's watermark is null, without a pass over the
