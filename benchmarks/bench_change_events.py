@@ -45,6 +45,8 @@ from baselines import article_change_event_resolver
 
 from spark_cdc.cache_slots import held_slots, release
 from spark_cdc.change_events.pipeline import (
+    HISTORY_TABLE_PROPERTIES,
+    LEDGER_TABLE_PROPERTIES,
     SourceConfig,
     history_increment,
     initial_versions,
@@ -201,10 +203,12 @@ def _pipeline(spark, work: Path) -> None:
     feed = spark.read.parquet(str(work / "feed.parquet"))
     initial = spark.read.parquet(str(work / "initial.parquet"))
     ledger_path, history_path = str(work / "ledger"), str(work / "history")
-    ledger_increment(feed, None, config, "bench").write.format("delta").save(ledger_path)
+    # With the table properties the dbt models give these tables.
+    ledger_rows = ledger_increment(feed, None, config, "bench")
+    ledger_rows.write.format("delta").options(**LEDGER_TABLE_PROPERTIES).save(ledger_path)
     ledger = spark.read.format("delta").load(ledger_path)
     history = history_increment(ledger, None, initial, config, HIGH, "bench")
-    history.write.format("delta").save(history_path)
+    history.write.format("delta").options(**HISTORY_TABLE_PROPERTIES).save(history_path)
     versions = spark.read.format("delta").load(history_path)
     current_rows(versions, SCHEMA).write.format("delta").save(str(work / "pipeline_current"))
 

@@ -105,6 +105,22 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     assert Counter(map(tuple, spark.table(HISTORY).drop("process_id").collect())) == history
 
 
+def test_delta_statistics_cover_what_runs_filter_on(spark, stream):
+    """The ledger and the history, as the builds above created them, keep file statistics on
+    the columns their runs filter on only; the current table, built after them, keeps Delta's
+    default (their models' setting does not reach it)."""
+
+    def stats_columns(table: str) -> str | None:
+        properties = spark.sql(f"show tblproperties spark_cdc.{table}").collect()
+        return {r.key: r.value for r in properties}.get("delta.dataSkippingStatsColumns")
+
+    assert stats_columns("int_change_events__customers_ledger") == (
+        "_batch_id,event_ts,status,process_id"
+    )
+    assert stats_columns("change_events__customers_history") == ("valid_from,valid_to,process_id")
+    assert stats_columns("change_events__customers_current") is None
+
+
 def test_source_freshness_is_the_newest_landing(spark, dbt, stream):
     """`dbt source freshness` of the feed: the landing time of its newest batch."""
     newest = spark.table(FEED).selectExpr("max(_ingested_at)").first()[0]

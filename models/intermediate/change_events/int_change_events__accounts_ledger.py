@@ -5,7 +5,11 @@ from spark_cdc.dbt_models import change_events
 
 
 def model(dbt, session):
-    dbt.config(materialized="incremental", incremental_strategy="append")
+    dbt.config(
+        materialized="incremental",
+        incremental_strategy="append",
+        post_hook=["reset spark.databricks.delta.properties.defaults.dataSkippingStatsColumns"],
+    )
     meta = dbt.config.get("meta")
     feed = dbt.ref("stg_change_events__accounts")
     return change_events.ledger(dbt, session, meta, feed)

@@ -10,7 +10,10 @@ def model(dbt, session):
         unique_key=["region", "account_no", "version_id"],
         merge_update_condition="DBT_INTERNAL_SOURCE.row_hash != DBT_INTERNAL_DEST.row_hash",
         on_schema_change="append_new_columns",
-        post_hook=["reset spark.databricks.delta.commitInfo.userMetadata"],
+        post_hook=[
+            "reset spark.databricks.delta.commitInfo.userMetadata",
+            "reset spark.databricks.delta.properties.defaults.dataSkippingStatsColumns",
+        ],
     )
     meta = dbt.config.get("meta")
     ledger = dbt.ref("int_change_events__accounts_ledger")

@@ -18,6 +18,8 @@ from spark_cdc.change_events.evolution import add_missing_columns
 from spark_cdc.change_events.normalize import RAW_RECORD
 from spark_cdc.change_events.pipeline import (
     BATCH,
+    HISTORY_TABLE_PROPERTIES,
+    LEDGER_TABLE_PROPERTIES,
     SourceConfig,
     evolved_config,
     history_increment,
@@ -32,6 +34,7 @@ from spark_cdc.change_events.progress import (
 from spark_cdc.change_events.resolve import current_changes, current_rows
 from spark_cdc.dbt_context import process_id
 from spark_cdc.dbt_models.settings import SettingsError, block
+from spark_cdc.delta_properties import apply_property_defaults
 
 INPUTS = ("events", "debezium")
 DEFAULT_HIGH_DTTM = "9999-12-31 23:59:59"
@@ -66,6 +69,7 @@ def ledger(dbt: Any, session: SparkSession, meta: Mapping[str, Any], feed: DataF
         feed = normalize_debezium(feed, config.schema).withColumnRenamed(
             "source_message", RAW_RECORD
         )
+    apply_property_defaults(session, LEDGER_TABLE_PROPERTIES)  # a new table's statistics
     return ledger_increment(feed, prior, config, process_id(session))
 
 
@@ -87,6 +91,7 @@ def history(
     )
     # The write's commit records the ledger batches the history now reflects.
     record_progress(session, latest_batch(ledger))
+    apply_property_defaults(session, HISTORY_TABLE_PROPERTIES)  # a new table's statistics
     return versions
 
 

@@ -48,13 +48,6 @@ TABLE_PROPERTIES = {"delta.dataSkippingStatsColumns": "operation,eff_start_date"
 HISTORY_TABLE_PROPERTIES = {"delta.dataSkippingStatsColumns": "operation"}
 
 
-def property_defaults(properties: dict[str, str]) -> dict[str, str]:
-    """Session settings under which Delta gives new tables ``properties`` (a dbt Python model
-    cannot pass table properties to the write dbt makes of its result)."""
-    prefix = "spark.databricks.delta.properties.defaults."
-    return {prefix + name.removeprefix("delta."): value for name, value in properties.items()}
-
-
 def current_columns(config: DatasetConfig) -> list[str]:
     """Payload columns of the current and history tables (sensitive columns excluded)."""
     return [*config.keys, *config.nonkeys, *config.excluded]

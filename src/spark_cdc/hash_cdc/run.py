@@ -15,12 +15,12 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from spark_cdc.delta_properties import apply_property_defaults
 from spark_cdc.hash_cdc.compare import (
     TABLE_PROPERTIES,
     apply_extract,
     decide,
     decision_counts,
-    property_defaults,
 )
 from spark_cdc.hash_cdc.config import ConfigError, DatasetConfig
 from spark_cdc.hash_cdc.extracts import (
@@ -111,5 +111,4 @@ def prepare_current_write(spark: SparkSession, run: RunSettings) -> None:
     """Session settings for the current table's write: its commit records the date, and a new
     table gets the table properties (the model's post-hooks reset both)."""
     spark.conf.set(USER_METADATA, commit_metadata(run.effective_date))
-    for setting, value in property_defaults(TABLE_PROPERTIES).items():
-        spark.conf.set(setting, value)
+    apply_property_defaults(spark, TABLE_PROPERTIES)
