@@ -165,7 +165,15 @@ def ledger_increment(
             horizon = events.agg(F.min("watermark")).first()[0]
         if horizon is not None:
             seen = seen.where(F.col("event_ts") >= F.lit(horizon))
-        seen = seen.select("event_fingerprint", F.lit(True).alias("_seen")).distinct()
+        # Only this increment's own fingerprints are looked up in the ledger so far (a small
+        # increment is broadcast): the earlier events are read, not shuffled.
+        fresh = events.where(F.col(REASON).isNull()).select("event_fingerprint")
+        seen = (
+            seen.select("event_fingerprint")
+            .join(fresh, "event_fingerprint", "left_semi")
+            .distinct()
+            .select("event_fingerprint", F.lit(True).alias("_seen"))
+        )
         events = events.join(seen, "event_fingerprint", "left").withColumn(
             "_repeated", F.col("_repeated") | (F.col(REASON).isNull() & F.col("_seen").isNotNull())
         )
