@@ -253,15 +253,25 @@ def test_concurrent_runs_do_not_share_a_staging_view(spark, runs):
     for view in other_views.values():
         spark.sql(f"create or replace view {view} as select 1 as marker")
     _source(spark, "concurrent", PEOPLE, [(1, "Ann B", T2)])
-    for which in runs:
-        _snapshot(runs, which, "sc_concurrent")
+    statements: list[str] = []
+
+    def collect(event) -> None:
+        if event.info.name == "SQLQuery":
+            statements.append(" ".join(event.data.sql.split()))
+
+    runs["fixed"]("snapshot", "--select", "sc_concurrent", callbacks=[collect])
+    _snapshot(runs, "stock", "sc_concurrent")
     assert spark.catalog.tableExists(other_views["fixed"])
     leftovers = [
         t.name
         for t in spark.catalog.listTables("spark_cdc_fixed")
         if t.name.startswith("sc_concurrent__dbt_tmp")
     ]
-    assert leftovers == ["sc_concurrent__dbt_tmp_0123456789abcdef"]  # our own view is dropped
+    assert leftovers == ["sc_concurrent__dbt_tmp_0123456789abcdef"]  # the other's view only
+    # Ours is a temporary view of the run's session: it never reaches the metastore.
+    staging = [s for s in statements if "create or replace" in s and "__dbt_tmp_" in s]
+    assert len(staging) == 1
+    assert "create or replace temporary view sc_concurrent__dbt_tmp_" in staging[0]
     assert not spark.catalog.tableExists(other_views["stock"])  # stock dropped the other's view
 
 

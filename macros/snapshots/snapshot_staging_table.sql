@@ -354,10 +354,12 @@
 
 {#-
     As dbt-spark 1.11.0's spark_build_snapshot_staging_table, except:
-    - [spark_cdc] the staging view is named per invocation (`<snapshot>__dbt_tmp_<id>`), so two
-      concurrent runs of one snapshot never replace or drop each other's view; the MERGEs
-      themselves are serialized by Delta's optimistic concurrency control (a conflicting second
-      commit fails with a ConcurrentAppendException and changes nothing);
+    - [spark_cdc] the staging view is a temporary view of the run's session, named per
+      invocation (`<snapshot>__dbt_tmp_<id>`): no metastore write, read or drop for it (Spark's
+      `describe` and `drop view` read temporary views too), and two concurrent runs of one
+      snapshot never see each other's view; the MERGEs themselves are serialized by Delta's
+      optimistic concurrency control (a conflicting second commit fails with a
+      ConcurrentAppendException and changes nothing);
     - the guard rails (duplicate keys, an empty query with hard deletes, a text updated_at) run
       in spark__snapshot_staging_table, which dbt-spark's own version of this macro calls too:
       a project that installs spark_cdc as a package gets them through its dispatch order, and
@@ -367,20 +369,14 @@
     {%- set run_suffix = (invocation_id | replace('-', ''))[:16] -%}
     {%- set tmp_identifier = target_relation.identifier ~ '__dbt_tmp_' ~ run_suffix -%}
 
-    {%- if target_relation.is_iceberg -%}
-        {#- iceberg catalog does not support create view, but regular spark does -#}
-        {%- set tmp_relation = api.Relation.create(
-            identifier=tmp_identifier, schema=none, database=none, type='view') -%}
-    {%- else -%}
-        {%- set tmp_relation = api.Relation.create(
-            identifier=tmp_identifier, schema=target_relation.schema, database=none, type='view') -%}
-    {%- endif -%}
+    {#- unqualified: a temporary view belongs to no schema -#}
+    {%- set tmp_relation = api.Relation.create(
+        identifier=tmp_identifier, schema=none, database=none, type='view') -%}
 
     {%- set select = snapshot_staging_table(strategy, sql, target_relation) -%}
 
-    {#- a non-temp view, so that its columns can be read with `describe` -#}
     {%- call statement('build_snapshot_staging_relation') -%}
-        {{ create_view_as(tmp_relation, select) }}
+        {{ create_temporary_view(tmp_relation, select) }}
     {%- endcall -%}
 
     {%- do return(tmp_relation) -%}
