@@ -117,7 +117,7 @@ def test_delta_statistics_cover_what_runs_filter_on(spark, stream):
     assert stats_columns("int_change_events__customers_ledger") == (
         "_batch_id,event_ts,status,process_id"
     )
-    assert stats_columns("change_events__customers_history") == ("valid_from,valid_to,process_id")
+    assert stats_columns("change_events__customers_history") == "valid_from,valid_to,process_id"
     assert stats_columns("change_events__customers_current") is None
 
 
