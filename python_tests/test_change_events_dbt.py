@@ -107,8 +107,7 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
 
 def test_delta_statistics_cover_what_runs_filter_on(spark, stream):
     """The ledger and the history, as the builds above created them, keep file statistics on
-    the columns their runs filter on only; the current table, built after them, keeps Delta's
-    default (their models' setting does not reach it)."""
+    the columns their runs filter on only."""
 
     def stats_columns(table: str) -> str | None:
         properties = spark.sql(f"show tblproperties spark_cdc.{table}").collect()
@@ -118,7 +117,6 @@ def test_delta_statistics_cover_what_runs_filter_on(spark, stream):
         "_batch_id,event_ts,status,process_id"
     )
     assert stats_columns("change_events__customers_history") == "valid_from,valid_to,process_id"
-    assert stats_columns("change_events__customers_current") is None
 
 
 def test_source_freshness_is_the_newest_landing(spark, dbt, stream):

@@ -128,9 +128,6 @@ def test_delta_statistics_cover_the_operation_and_date_only(spark, three_days):
     assert stats_columns("hash_cdc__synthetic_current") == TABLE_PROPERTIES[stats]
     assert stats_columns("hash_cdc__synthetic_history") == "operation"
     assert stats_columns("hash_cdc__synthetic_history") == HISTORY_TABLE_PROPERTIES[stats]
-    # The session default is set for the model's own write only.
-    setting = "spark.databricks.delta.properties.defaults.dataSkippingStatsColumns"
-    assert spark.conf.get(setting, None) is None
 
 
 def test_sensitive_columns_live_in_their_own_table(spark, three_days):
