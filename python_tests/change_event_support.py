@@ -38,14 +38,20 @@ def run_incrementally(
     runs: Sequence[Sequence[tuple[int, Sequence[ChangeEvent]]]],
     config: SourceConfig,
     initial: DataFrame | None = None,
+    marks: bool = False,
 ) -> tuple[DataFrame, DataFrame]:
-    """(ledger, history) after one pipeline run per item of ``runs`` (each: batch id, events)."""
+    """(ledger, history) after one pipeline run per item of ``runs`` (each: batch id, events).
+    ``marks``: each history run is told the last batch the history reflects (as the dbt model
+    is, from its progress mark) instead of finding its new rows by process id."""
     ledger = history = None
     for number, batches in enumerate(runs):
         process = f"run-{number}"
+        through = None
+        if marks and ledger is not None:
+            through = ledger.agg({"_batch_id": "max"}).first()[0]
         new = ledger_increment(feed_frame(spark, batches), ledger, config, process)
         ledger = (new if ledger is None else ledger.unionByName(new)).localCheckpoint()
-        changes = history_increment(ledger, history, initial, config, HIGH, process)
+        changes = history_increment(ledger, history, initial, config, HIGH, process, through)
         history = (
             changes if history is None else merge_versions(history, changes, config.schema)
         ).localCheckpoint()

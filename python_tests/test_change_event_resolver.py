@@ -315,6 +315,12 @@ def test_evolving_column_sets_follow_the_registry_rules(spark):
         (3,): (3, None, 9, None, None, at(4), at(6), "update"),
     }
     assert state_of(history, evolved) == state_of(full, evolved) == expected
+    # Runs that know the history's mark find new columns in the later batches only.
+    _, marked = run_incrementally(
+        spark, [[(1, batch_1)], [(2, batch_2)], [(3, batch_3)]], config, marks=True
+    )
+    assert marked.columns == history.columns
+    assert versions_of(marked, evolved) == versions_of(full, evolved)
     valid = [e for e in batch_1 + batch_2 + batch_3 if "Tier" not in e.column_names]
     assert expected_state(resolve_reference({}, valid, evolved), evolved) == expected
     assert versions_of(history, evolved) == versions_of(full, evolved)

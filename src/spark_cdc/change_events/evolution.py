@@ -95,6 +95,22 @@ def discover(schema: TargetSchema, sets: Sequence[tuple[int, tuple[str, ...]]]) 
     return Discovery(columns, conflicts)
 
 
+def columns_in(schema: TargetSchema, table: StructType) -> TargetSchema:
+    """The target schema of a table written with ``schema`` after discovery: its declared
+    columns, then (in the table's order) the text columns of ``table`` that are neither
+    declared (ignoring case) nor a version's bookkeeping column (a discovered column is text)."""
+    declared = {name.lower() for name in schema.columns}
+    bookkeeping = {name.lower() for name in RESERVED}
+    discovered = [
+        field.name
+        for field in table.fields
+        if field.name.lower() not in declared
+        and field.name.lower() not in bookkeeping
+        and isinstance(field.dataType, StringType)
+    ]
+    return schema.with_columns(dict.fromkeys(discovered, DISCOVERED_TYPE))
+
+
 def evolved_schema(schema: TargetSchema, discovery: Discovery) -> TargetSchema:
     """The target schema with the discovered columns (as text) after the declared ones."""
     return schema.with_columns(dict.fromkeys(discovery.columns, DISCOVERED_TYPE))

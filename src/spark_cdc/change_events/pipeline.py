@@ -30,11 +30,13 @@ from typing import Any
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from spark_cdc.cache_slots import keep
 from spark_cdc.change_events.evolution import (
     Discovery,
     column_sets,
+    columns_in,
     conflict_reason,
     discover,
     evolved_schema,
@@ -102,6 +104,20 @@ def evolved_config(config: SourceConfig, ledger: DataFrame) -> SourceConfig:
     """The source with its target schema grown by the columns its ledger's events brought."""
     discovery = discovery_of(ledger, config)
     return replace(config, schema=evolved_schema(config.schema, discovery))
+
+
+def evolved_since(config: SourceConfig, history: StructType, new_rows: DataFrame) -> SourceConfig:
+    """evolved_config of a ledger whose earlier batches a history table (its schema ``history``)
+    reflects, from that table's columns and the column sets of ``new_rows`` (the later batches).
+
+    The same schema as evolved_config over the whole ledger: the history holds the columns
+    discovered from the earlier batches, in their order; a later batch's column set comes
+    after every earlier one; and the ledger quarantined every column set that conflicts, so
+    the valid later ones only add columns."""
+    if not config.evolve_columns:
+        return config
+    known = columns_in(config.schema, history)
+    return replace(config, schema=evolved_schema(known, discover(known, column_sets(new_rows))))
 
 
 def _watermarks(batches: DataFrame, lateness: timedelta) -> DataFrame:
@@ -247,12 +263,6 @@ def history_increment(
     ``resolved_through`` (the history's mark, see progress; without one, the batches this run
     ``process_id`` ledgered); all versions when ``prior`` is None (a full build)."""
     declared = config.schema
-    config = evolved_config(config, ledger)
-    schema = config.schema
-    discovered = [c for c in schema.columns if c not in declared.columns]
-    applied = with_discovered_images(
-        ledger.where(F.col("status") == "applied"), declared, discovered
-    )
     if resolved_through is None:
         new_rows = ledger.where(F.col("process_id") == process_id)
     else:
@@ -264,6 +274,17 @@ def history_increment(
         if found[0] == 0:
             return prior.limit(0)
         horizon = found[1]
+    if prior is not None and resolved_through is not None:
+        # The history reflects the batches up to its mark: only the later ones are read for
+        # new columns (not the whole ledger).
+        config = evolved_since(config, prior.schema, new_rows)
+    else:
+        config = evolved_config(config, ledger)
+    schema = config.schema
+    discovered = [c for c in schema.columns if c not in declared.columns]
+    applied = with_discovered_images(
+        ledger.where(F.col("status") == "applied"), declared, discovered
+    )
     if prior is None or horizon is None:
         base = None if initial is None else initial_versions(initial, schema, process_id)
         return _resolved(applied, base, config, high_dttm, process_id)

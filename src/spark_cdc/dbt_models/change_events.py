@@ -9,19 +9,19 @@ format of change_events.model, or ``debezium``: Debezium messages in a ``value``
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_cdc.change_events.debezium import normalize_debezium
-from spark_cdc.change_events.evolution import add_missing_columns
+from spark_cdc.change_events.evolution import add_missing_columns, columns_in
 from spark_cdc.change_events.normalize import RAW_RECORD
 from spark_cdc.change_events.pipeline import (
     BATCH,
     HISTORY_TABLE_PROPERTIES,
     LEDGER_TABLE_PROPERTIES,
     SourceConfig,
-    evolved_config,
     history_increment,
     ledger_increment,
 )
@@ -100,7 +100,11 @@ def current(
 ) -> DataFrame:
     """Current rows: all of them on a full build, else the changes of every run whose history
     this table does not reflect yet (a run killed before this model leaves them to the next)."""
-    config = evolved_config(source_config(meta), ledger)
+    # The history's columns are the source's evolved schema as of the batches it reflects (read
+    # from its schema, not from the whole ledger), and all this table can take from it.
+    config = source_config(meta)
+    if config.evolve_columns:
+        config = replace(config, schema=columns_in(config.schema, history.schema))
     record_progress(session, latest_batch(ledger))
     if not dbt.is_incremental:
         return current_rows(history, config.schema)
