@@ -120,6 +120,15 @@ def evolved_since(config: SourceConfig, history: StructType, new_rows: DataFrame
     return replace(config, schema=evolved_schema(known, discover(known, column_sets(new_rows))))
 
 
+def _declared_names_only(events: DataFrame, schema: TargetSchema) -> bool:
+    """Whether every image column set of the valid ``events`` names declared columns only (and
+    the declared columns pass the registry's rules: otherwise every set conflicts)."""
+    if discover(schema, [(0, tuple(schema.columns))]).conflicts:
+        return False
+    names = {name for _, names in column_sets(events) for name in names}
+    return names <= set(schema.columns)
+
+
 def _watermarks(batches: DataFrame, lateness: timedelta) -> DataFrame:
     """Per batch: the latest valid event_ts of all earlier batches minus the lateness."""
     earlier = Window.orderBy(BATCH).rowsBetween(Window.unboundedPreceding, -1)
@@ -167,10 +176,17 @@ def ledger_increment(
         events = events.withColumn(REASON, F.when(late, F.lit("too_late")).otherwise(F.col(REASON)))
     if config.evolve_columns:
         columns = [BATCH, "column_names", REASON]
-        known = events.select(*columns)
-        known = known if prior is None else prior.select(*columns).unionByName(known)
-        conflict = conflict_reason(discovery_of(known, config))
-        events = events.withColumn(REASON, F.coalesce(F.col(REASON), conflict))
+        known: DataFrame | None = events.select(*columns)
+        if prior is not None:
+            # A column set of declared names only cannot conflict: the ledger so far (for the
+            # columns discovered before) is read only when the increment brings another name.
+            if _declared_names_only(known, config.schema):
+                known = None
+            else:
+                known = prior.select(*columns).unionByName(known)
+        if known is not None:
+            conflict = conflict_reason(discovery_of(known, config))
+            events = events.withColumn(REASON, F.coalesce(F.col(REASON), conflict))
     first = Window.partitionBy("event_fingerprint", F.col(REASON).isNull()).orderBy(BATCH)
     repeated = F.col(REASON).isNull() & (F.row_number().over(first) > 1)
     events = events.withColumn("_repeated", repeated)
