@@ -29,7 +29,8 @@ lint-python: setup
 	$(BIN)/ruff format --check src python_tests benchmarks models scripts
 
 lint-sql: setup
-	$(BIN)/sqlfluff lint models macros snapshots tests analyses integration_tests/models
+	$(BIN)/sqlfluff lint models macros snapshots tests analyses integration_tests/models \
+		src/dbt/include/sparkcdc/macros
 
 pytest: setup
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations 40

@@ -46,8 +46,10 @@ class Config(dict):
 
 
 class Macros:
-    """The macros of some project files, called as ``macros.name(...)``; a call returns what the
-    macro returned (or its rendered text, stripped, when it returned nothing)."""
+    """The macros of some project files (under ``root``: the project's macros unless told),
+    called as ``macros.name(...)``; a call returns what the macro returned (or its rendered
+    text, stripped, when it returned nothing). ``extra`` adds to or replaces context values
+    (``target``, ``model``, ...)."""
 
     def __init__(
         self,
@@ -56,8 +58,10 @@ class Macros:
         config: Mapping[str, Any] | None = None,
         model_name: str = "a_snapshot",
         invocation_id: str = "00000000-0000-0000-0000-000000000000",
+        root: Path = MACROS,
+        extra: Mapping[str, Any] | None = None,
     ) -> None:
-        self._env = Environment(loader=FileSystemLoader(str(MACROS)), extensions=["jinja2.ext.do"])
+        self._env = Environment(loader=FileSystemLoader(str(root)), extensions=["jinja2.ext.do"])
         values = dict(variables or {})
         context = {
             "var": lambda name, default=None: values.get(name, default),
@@ -68,6 +72,7 @@ class Macros:
             "return": _return,
             "invocation_id": invocation_id,
             "spark_cdc": self,
+            **(extra or {}),
         }
         self._modules = [
             self._env.get_template(str(Path(name)), globals=context).module for name in files

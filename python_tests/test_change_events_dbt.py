@@ -65,9 +65,22 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     files = sorted((folder / "batches").glob("batch-*.jsonl"))
     # The runs before the last two build the models only; the data tests run on the tables the
     # runs leave (the two builds below), which hold every row the earlier runs wrote.
+    statements: list[str] = []
+
+    def collect(event) -> None:
+        if event.info.name == "SQLQuery":
+            statements.append(event.data.sql)
+
     for delivery in (files[:2], files[2:4]):
         land_batch_files(spark, FEED, delivery)
-        dbt("run", *SELECT)
+        dbt("run", *SELECT, callbacks=[collect])
+    # The incremental runs add each Python model's result from a temporary view of its session
+    # (the sparkcdc adapter's materialization), never through a `__dbt_tmp` table.
+    text = "\n".join(statements)
+    for model in ("int_change_events__customers_ledger", "change_events__customers_history"):
+        assert f"from {model}__dbt_tmp" in text or f"using {model}__dbt_tmp" in text
+        assert f"drop view if exists {model}__dbt_tmp" in text
+    assert "spark_cdc.int_change_events__customers_ledger__dbt_tmp" not in text
     # The third run is killed after its ledger commit, before its history: its rerun ledgers
     # nothing new and writes the history. The summary must read as one uninterrupted run.
     land_batch_files(spark, FEED, files[4:])

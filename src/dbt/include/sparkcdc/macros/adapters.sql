@@ -1,2 +1,3 @@
-{#- The sparkcdc adapter adds no macro of its own: dispatch falls through to dbt-spark's
-    spark__ macros (sparkcdc__ -> spark__ -> default__). -#}
+{#- The sparkcdc adapter's macros: its incremental materialization (incremental.sql and
+    python_result_view.sql); for everything else dispatch falls through to dbt-spark's spark__
+    macros (sparkcdc__ -> spark__ -> default__). -#}
