@@ -83,3 +83,14 @@ def test_the_script_leaves_the_result_as_a_view_of_its_own_session_only(spark, r
     # Another session (another dbt connection) does not see it, and the metastore has no table.
     assert not spark.catalog.tableExists("orders__dbt_tmp")
     assert not any(t.name == "orders__dbt_tmp" for t in spark.catalog.listTables("default"))
+
+
+def test_a_result_that_is_no_dataframe_is_refused_by_name(spark):
+    model = "def model(dbt, spark):\n    return [(1, 'a')]\n"
+    script = _macros("python", "session").sparkcdc_py_write_temp_view(
+        COMPILED.format(model=model), SimpleNamespace(identifier="rows__dbt_tmp")
+    )
+    session = spark.newSession()
+    with pytest.raises(TypeError, match="not list"):
+        exec(compile(script, "<model>", "exec"), {"spark": session})
+    assert not session.catalog.tableExists("rows__dbt_tmp")
