@@ -28,9 +28,10 @@ lint-python: setup
 	$(BIN)/ruff check src python_tests benchmarks models scripts
 	$(BIN)/ruff format --check src python_tests benchmarks models scripts
 
+# --processes 0: one linting process per CPU (about half the wall time on two cores).
 lint-sql: setup
-	$(BIN)/sqlfluff lint models macros snapshots tests analyses integration_tests/models \
-		src/dbt/include/sparkcdc/macros
+	$(BIN)/sqlfluff lint --processes 0 models macros snapshots tests analyses \
+		integration_tests/models src/dbt/include/sparkcdc/macros
 
 pytest: setup
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations 40
