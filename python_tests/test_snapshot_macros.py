@@ -6,6 +6,8 @@ once per entry point in test_snapshot_guards.py and test_bad_input_matrix.py."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+from types import SimpleNamespace
 
 import pytest
 from macro_render import CompilationError, Macros
@@ -342,6 +344,7 @@ def test_the_key_check_names_the_key_as_written_and_reads_it_where_the_check_run
 
 
 MAINTENANCE = "snapshots/snapshot_maintenance.sql"
+MERGE = "snapshots/snapshot_merge.sql"
 
 
 @pytest.mark.parametrize(
@@ -362,7 +365,7 @@ MAINTENANCE = "snapshots/snapshot_maintenance.sql"
     ],
 )
 def test_the_maintenance_settings_are_read_with_their_defaults(config, settings):
-    assert Macros(MAINTENANCE, config=config).snapshot_maintenance_settings() == settings
+    assert Macros(MAINTENANCE, MERGE, config=config).snapshot_maintenance_settings() == settings
 
 
 @pytest.mark.parametrize(
@@ -376,11 +379,75 @@ def test_the_maintenance_settings_are_read_with_their_defaults(config, settings)
 )
 def test_a_maintenance_setting_that_is_not_a_count_stops_the_run(config, message):
     with pytest.raises(CompilationError, match=message):
-        Macros(MAINTENANCE, config=config).snapshot_maintenance_settings()
+        Macros(MAINTENANCE, MERGE, config=config).snapshot_maintenance_settings()
 
 
 def test_maintenance_that_is_off_reads_no_history():
     # no run_query in this context: reading the history would fail
-    macros = Macros(MAINTENANCE, config={"snapshot_optimize_every": 0})
+    macros = Macros(MAINTENANCE, MERGE, config={"snapshot_optimize_every": 0})
     settings = macros.snapshot_maintenance_settings()
     assert macros.snapshot_maintain("s.snap", settings) is False
+
+
+@pytest.mark.parametrize(
+    ("config", "megabytes"),
+    [
+        ({}, 32),
+        ({"snapshot_deletion_vectors_min_mb": 0}, 0),
+        ({"snapshot_deletion_vectors_min_mb": "8.5"}, 8.5),
+    ],
+)
+def test_the_deletion_vector_size_is_read_with_its_default(config, megabytes):
+    assert Macros(MERGE, config=config).snapshot_deletion_vectors_min_mb() == megabytes
+
+
+@pytest.mark.parametrize("value", ["large", -1, True, None])
+def test_a_deletion_vector_size_that_is_not_a_size_stops_the_run_before_it_writes(value):
+    config = {"snapshot_deletion_vectors_min_mb": value}
+    with pytest.raises(CompilationError, match="snapshot_deletion_vectors_min_mb must be a number"):
+        Macros(MAINTENANCE, MERGE, config=config).snapshot_maintenance_settings()
+
+
+def _deletion_vector_statements(config: dict, size: int, properties: object) -> list[str]:
+    """What snapshot_ensure_deletion_vectors runs on a table of ``size`` bytes whose table
+    properties Delta reports as ``properties``: the queries, then the statements."""
+    ran: list[str] = []
+
+    def run_query(sql: str) -> SimpleNamespace:
+        ran.append(sql)
+        return SimpleNamespace(rows=[{"sizeInBytes": size, "properties": properties}])
+
+    def statement(name: str, caller) -> str:
+        ran.append(" ".join(caller().split()))
+        return ""
+
+    extra = {"run_query": run_query, "statement": statement, "fromjson": json.loads}
+    Macros(MERGE, config=config, extra=extra).snapshot_ensure_deletion_vectors("s.snap")
+    return ran
+
+
+ENABLE = "alter table s.snap set tblproperties ('delta.enableDeletionVectors' = 'true')"
+
+
+@pytest.mark.parametrize(
+    ("config", "size", "properties", "enables"),
+    [
+        ({}, 32 * 2**20 - 1, "{}", False),  # under the default size: files are rewritten
+        ({}, 32 * 2**20, "{}", True),
+        ({}, 2**30, None, True),
+        ({"snapshot_deletion_vectors_min_mb": 0}, 0, "{}", True),
+        ({"snapshot_deletion_vectors_min_mb": 1}, 2**20, {"delta.appendOnly": "false"}, True),
+        ({}, 2**30, '{"delta.enableDeletionVectors": "true"}', False),  # has them already
+        ({}, 0, {"delta.enableDeletionVectors": "true"}, False),
+        ({}, 2**30, '{"delta.enableDeletionVectors": "false"}', True),
+    ],
+)
+def test_deletion_vectors_are_turned_on_once_a_table_is_large_enough(
+    config, size, properties, enables
+):
+    ran = _deletion_vector_statements(config, size, properties)
+    assert ran == ["describe detail s.snap"] + ([ENABLE] if enables else [])
+
+
+def test_a_snapshot_without_deletion_vectors_reads_no_table_detail():
+    assert _deletion_vector_statements({"snapshot_deletion_vectors": False}, 2**30, "{}") == []

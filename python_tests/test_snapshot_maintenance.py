@@ -37,9 +37,15 @@ snapshots:
       snapshot_optimize_every: 2
       snapshot_purge_deletion_vectors: true
       snapshot_vacuum_retain_hours: 168
+      snapshot_deletion_vectors_min_mb: 0
   - name: mt_default
     relation: source('maintained', 'people')
-    config: {unique_key: id, strategy: timestamp, updated_at: updated_at, hard_deletes: invalidate}
+    config:
+      unique_key: id
+      strategy: timestamp
+      updated_at: updated_at
+      hard_deletes: invalidate
+      snapshot_deletion_vectors_min_mb: 0
 """
 
 T0, T1, T2, T3 = (dt.datetime(2026, 1, day, 8, 0) for day in (1, 2, 3, 4))

@@ -269,3 +269,21 @@ def test_legacy_views_show_the_high_end_date_on_open_rows(spark, dbt, days):
         _is_open(r) for r in days[3].tables["customers_ts_new_record"]
     )
     assert {"dbt_insert_process_id", "dbt_close_process_id"} <= set(legacy.columns)
+
+
+def test_small_tables_merge_by_rewriting_their_files_not_with_deletion_vectors(spark, days):
+    """Under snapshot_deletion_vectors_min_mb (32 MB by default) a snapshot table gets no
+    deletion vectors: its MERGEs rewrite the files they touch."""
+    for name in SNAPSHOTS:
+        table = f"spark_cdc.{name}"
+        properties = {r.key: r.value for r in spark.sql(f"show tblproperties {table}").collect()}
+        assert properties.get("delta.enableDeletionVectors", "false") == "false", name
+        merges = [
+            row["operationMetrics"]
+            for row in spark.sql(f"describe history {table}").collect()
+            if row["operation"] == "MERGE"
+        ]
+        assert len(merges) == 2, name  # days 2 and 3 both changed rows of every example
+        for metrics in merges:
+            assert metrics["numTargetDeletionVectorsAdded"] == "0", name
+            assert int(metrics["numTargetFilesRemoved"]) > 0, name

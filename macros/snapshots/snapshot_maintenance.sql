@@ -32,6 +32,8 @@
         {%- do exceptions.raise_compiler_error(
             'snapshot_vacuum_retain_hours must be a whole number of hours, not ' ~ retain) -%}
     {%- endif -%}
+    {#- read here too, so that a bad value stops the first run as well -#}
+    {%- do spark_cdc.snapshot_deletion_vectors_min_mb() -%}
     {{ return({
         'every': every | string | int,
         'purge': (config.get('snapshot_purge_deletion_vectors', false) | string | lower) == 'true',
