@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -80,9 +81,20 @@ def _silver(spark) -> dict[str, Counter]:
     }
 
 
+def _start_clean(spark) -> None:
+    """No landed file and no schema-drift relation left by an earlier test of this process (the
+    stream's tests write the same tables)."""
+    shutil.rmtree(Path(os.environ["SPARK_CDC_HOME"]) / "landing" / "schema_drift", True)
+    for table in spark.catalog.listTables(SCHEMA):
+        if table.name.startswith(("schema_drift", "int_schema_drift__", "stg_schema_drift__")):
+            kind = "view" if table.tableType == "VIEW" else "table"
+            spark.sql(f"drop {kind} if exists {SCHEMA}.{table.name}")
+
+
 @pytest.fixture(scope="module")
 def built(spark, dbt):
     """Batch 1 built, then batch 2 built: the state after both builds."""
+    _start_clean(spark)
     _land(1)
     dbt("build", *SELECT)
     first = {
