@@ -1,11 +1,15 @@
 """Which ledger batches a change-event table reflects, recorded in its Delta commits.
 
 The history and current models each record, in the ``userMetadata`` of the Delta commit that
-writes them, the highest ledger ``_batch_id`` they reflect. A run then takes every batch above
-its table's mark, not only the batches its own ledger run added: a run killed after the ledger
-write but before the history (or current) write leaves batches that the next run picks up, so
-the tables converge to what an uninterrupted run gives. A run that changes nothing makes no
-commit and leaves the mark where it was (the next run looks at those batches again, harmlessly).
+writes them, the highest ledger ``_batch_id`` they reflect. The setting is a session's, so any
+commit of the session may carry it (an ``ALTER TABLE`` of ``on_schema_change`` or of a
+discovered column, before the data is written): only a commit that writes rows
+(:mod:`spark_cdc.delta_commits`) makes its mark true; the others' marks are ignored. A run then
+takes every batch above its table's mark, not only the batches its own ledger run added: a run
+killed after the ledger write but before the history (or current) write leaves batches that the
+next run picks up, so the tables converge to what an uninterrupted run gives. A run that changes
+nothing makes no commit and leaves the mark where it was (the next run looks at those batches
+again, harmlessly).
 """
 
 from __future__ import annotations
@@ -15,17 +19,20 @@ import json
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from spark_cdc.delta_commits import DATA_OPERATIONS
+
 PROGRESS_KEY = "spark_cdc_resolved_through_batch"
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 BATCH = "_batch_id"
 
 
 def resolved_through(spark: SparkSession, table: str) -> int | None:
-    """The mark of the latest commit of ``table`` that carries one (None: no mark yet)."""
+    """The mark of the latest data commit of ``table`` that carries one (None: no mark yet)."""
     if not spark.catalog.tableExists(table):
         return None
-    history = spark.sql(f"describe history {table}").select("version", "userMetadata")
-    for row in history.orderBy(F.col("version").desc()).collect():
+    history = spark.sql(f"describe history {table}").select("version", "operation", "userMetadata")
+    data_commits = history.where(F.col("operation").isin(*sorted(DATA_OPERATIONS)))
+    for row in data_commits.orderBy(F.col("version").desc()).collect():
         try:
             mark = json.loads(row.userMetadata or "{}").get(PROGRESS_KEY)
         except (json.JSONDecodeError, AttributeError):

@@ -105,12 +105,14 @@ def current(
     config = source_config(meta)
     if config.evolve_columns:
         config = replace(config, schema=columns_in(config.schema, history.schema))
-    record_progress(session, latest_batch(ledger))
     if not dbt.is_incremental:
+        record_progress(session, latest_batch(ledger))
         return current_rows(history, config.schema)
+    # The mark is read before this model writes anything (its ALTER below included).
+    through = resolved_through(session, str(dbt.this))
     # Discovered columns are added here rather than by on_schema_change, which would also add
     # the merge's _is_deleted flag to the table.
     add_missing_columns(session, str(dbt.this), config.schema)
-    through = resolved_through(session, str(dbt.this))
+    record_progress(session, latest_batch(ledger))
     runs = pending_process_ids(ledger, through, process_id(session))
     return current_changes(history, config.schema, runs)

@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
+from spark_cdc.delta_commits import writes_rows
 from spark_cdc.hash_cdc.config import ConfigError, DatasetConfig
 from spark_cdc.paths import spark_location
 
@@ -196,7 +197,8 @@ def _live_dates(history: list) -> list[tuple[int, str]]:
                 target = _version_at(history, str(parameters["timestamp"]))
             if target is not None:
                 live = list(after.get(int(target), []))
-        else:
+        elif writes_rows(row.operation):
+            # A mark on DDL (an ALTER of on_schema_change before the write) is not yet true.
             date = _commit_date(row.userMetadata)
             if date:
                 live = [*live, (int(row.version), date)]
