@@ -15,6 +15,7 @@ import pytest
 from support import PROJECT_DIR, dbt_invoker, messages
 
 from spark_cdc.dbt_invoke import snapshot_variant
+from spark_cdc.table_state import versions
 
 SCENARIOS_YML = """
 version: 2
@@ -30,6 +31,7 @@ sources:
       - name: concurrent
       - name: zones
       - name: widened
+      - name: widened_dupes
       - name: renamed_meta
       - name: new_column_new_record
 """
@@ -63,6 +65,9 @@ snapshots:
     config: {unique_key: id, strategy: timestamp, updated_at: updated_at}
   - name: sc_widened
     relation: source('scenarios', 'widened')
+    config: {unique_key: id, strategy: check, check_cols: all}
+  - name: sc_widened_dupes
+    relation: source('scenarios', 'widened_dupes')
     config: {unique_key: id, strategy: check, check_cols: all}
   - name: sc_renamed_meta
     relation: source('scenarios', 'renamed_meta')
@@ -320,6 +325,24 @@ def test_a_widened_source_column_keeps_history_and_values(spark, runs):
     assert rows == [(1, 10, True), (2, 20, False), (2, 3_000_000_000, True)]
     types = dict(spark.table("spark_cdc_fixed.sc_widened").dtypes)
     assert types["amount"] == "bigint"
+
+
+def test_a_refused_run_that_would_widen_a_column_leaves_the_table_at_its_version(spark, runs):
+    # The source widens `amount` and repeats a key: the key check refuses the run, and the type
+    # widening (a protocol change older readers cannot read) is not made either.
+    _source(spark, "widened_dupes", "id int, amount int", [(1, 10), (2, 20)])
+    _snapshot(runs, "fixed", "sc_widened_dupes")
+    table = "spark_cdc_fixed.sc_widened_dupes"
+    before = versions(spark, [table])
+    _source(
+        spark, "widened_dupes", "id int, amount bigint", [(1, 10), (2, 3_000_000_000), (2, 21)]
+    )
+    refused = _snapshot(runs, "fixed", "sc_widened_dupes", expect_success=False)
+    assert not refused.success and "sc_widened_dupes" in _failure(refused)
+    assert versions(spark, [table]) == before
+    assert dict(spark.table(table).dtypes)["amount"] == "int"
+    properties = {row.key for row in spark.sql(f"show tblproperties {table}").collect()}
+    assert "delta.enableTypeWidening" not in properties
 
 
 def test_renamed_meta_columns_on_an_existing_table_are_refused_before_any_write(spark, runs):

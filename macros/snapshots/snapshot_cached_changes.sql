@@ -161,8 +161,10 @@
         {%- do spark_cdc.snapshot_cache_no_changes(target_relation) -%}
         {{ return(none) }}
     {%- endif -%}
-    {#- only a run that will merge upgrades the table (a refused or unchanged run leaves it as
-        it is); the cached keys read a fixed version of it, so they stay valid -#}
+    {#- only a run that will merge, past every guard, alters the table (a refused or unchanged
+        run leaves it at its version); the cached keys read a fixed version of it, so they stay
+        valid -#}
+    {%- do spark_cdc.snapshot_widen_columns(source_sql, target_relation) -%}
     {%- do spark_cdc.snapshot_ensure_deletion_vectors(target_relation) -%}
     {%- set find_last_closed = false -%}
     {%- set closed_since = none -%}

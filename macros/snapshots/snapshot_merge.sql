@@ -100,10 +100,11 @@
 
 
 {#- Widen the snapshot table's columns whose type the source widened (int -> bigint, float ->
-    double, a decimal with more digits, ...), with Delta's type widening, before the run reads
-    or writes the table: the new values are then stored as they are (an int column would reject
-    3,000,000,000), and the rows already there keep their values and versions. Other type
-    changes are left to the MERGE's own casts. -#}
+    double, a decimal with more digits, ...), with Delta's type widening, once every guard of the
+    run has passed and before its MERGE (a refused run leaves the table at its version): the new
+    values are then stored as they are (an int column would reject 3,000,000,000), and the rows
+    already there keep their values and versions. Other type changes are left to the MERGE's
+    own casts. -#}
 {% macro snapshot_widen_columns(source_sql, target) %}
     {%- set current = {} -%}
     {%- for row in run_query('describe table ' ~ target).rows -%}

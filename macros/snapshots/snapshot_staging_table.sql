@@ -337,9 +337,10 @@
     {%- do spark_cdc.snapshot_assert_updated_at_type(strategy, source_sql) -%}
     {%- if not caches -%}
         {%- do spark_cdc.snapshot_assert_source(strategy, source_sql, check_not_empty=true) -%}
-    {%- endif -%}
-    {%- if not target_relation.is_iceberg -%}
-        {%- do spark_cdc.snapshot_widen_columns(source_sql, target_relation) -%}
+        {#- after the guards: a refused run leaves the table at its version -#}
+        {%- if not target_relation.is_iceberg -%}
+            {%- do spark_cdc.snapshot_widen_columns(source_sql, target_relation) -%}
+        {%- endif -%}
     {%- endif -%}
     {%- set plan = spark_cdc.snapshot_change_plan(strategy, source_sql, target_relation) -%}
     {%- if caches and spark_cdc.snapshot_compares_digests()
