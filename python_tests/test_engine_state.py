@@ -109,3 +109,29 @@ def test_a_bad_warm_up_setting_is_refused_before_anything_starts(tmp_path, monke
         assert "a whole number from 0 up" in error
         # Refused before the start lock: no engine folder, state, log or supervisor.
         assert not (tmp_path / "engine").exists()
+
+
+TOKEN_READER = """
+import sys
+from pathlib import Path
+from spark_cdc import engine
+print(engine.Engine(Path(sys.argv[1])).token())
+"""
+
+
+def test_first_readers_of_the_token_at_once_all_read_the_same_whole_token(tmp_path):
+    readers = [
+        subprocess.Popen(
+            [sys.executable, "-c", TOKEN_READER, str(tmp_path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(12)
+    ]
+    results = [reader.communicate(timeout=60) for reader in readers]
+    assert [reader.returncode for reader in readers] == [0] * 12, [err for _, err in results]
+    tokens = {out.strip() for out, _ in results}
+    assert len(tokens) == 1 and len(tokens.pop()) >= 40
+    assert sorted(path.name for path in (tmp_path / "engine").iterdir()) == ["token"]
+    assert (tmp_path / "engine" / "token").stat().st_mode & 0o777 == 0o600

@@ -30,6 +30,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -95,11 +96,23 @@ class Engine:
         """The Connect token of this home (created, user-only, at first use)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         if not self.token_file.exists():
-            descriptor = os.open(self.token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(descriptor, "w") as handle:
-                handle.write(secrets.token_urlsafe(32))
+            self._publish_token(secrets.token_urlsafe(32))
         os.chmod(self.token_file, 0o600)
         return self.token_file.read_text().strip()
+
+    def _publish_token(self, token: str) -> None:
+        """Write ``token`` whole, then link it into place: a concurrent first reader finds no
+        file or the whole token, never an empty one; of two first writers, the first link wins."""
+        descriptor, draft = tempfile.mkstemp(dir=self.folder, prefix=".token-")
+        try:
+            with os.fdopen(descriptor, "w") as handle:  # mkstemp's file is user-only (0600)
+                handle.write(token)
+                handle.flush()
+                os.fsync(handle.fileno())
+            with contextlib.suppress(FileExistsError):
+                os.link(draft, self.token_file)
+        finally:
+            os.unlink(draft)
 
     def url(self, port: int) -> str:
         """How clients reach it: a Spark Connect URL with the token, or a Thrift host:port."""

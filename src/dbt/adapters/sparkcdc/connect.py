@@ -40,9 +40,21 @@ def connection_session(root: Any, server_side_parameters: Mapping[str, str]) -> 
     for key, value in server_side_parameters.items():
         try:
             session.conf.set(key, value)
-        except Exception:  # a static setting: fixed when the engine started
-            continue
+        except Exception as error:
+            if _is_fixed_at_start(error):  # a static or core setting: the engine's own
+                logger.debug(f"server_side_parameters: {key} is fixed when the engine starts")
+                continue
+            raise DbtRuntimeError(
+                f"server_side_parameters: {key} = {value!r} was refused by Spark: {error}"
+            ) from error
     return session
+
+
+def _is_fixed_at_start(error: Exception) -> bool:
+    """Whether Spark refused a setting because only an engine's start sets it (a static SQL
+    setting, or a core one such as spark.executor.memory), not because of its value."""
+    text = str(error)
+    return "CANNOT_MODIFY_CONFIG" in text or "Cannot modify the value of" in text
 
 
 @contextlib.contextmanager
@@ -65,6 +77,22 @@ def active_on_this_thread(session: Any) -> Iterator[None]:
         yield
     finally:
         holder.session = previous
+
+
+def release_cached_views(session: Any) -> None:
+    """Uncache the temporary views this session cached and did not release (a snapshot run
+    refused by a guard, cancelled or failed before its post-hook drops its cached changes).
+
+    Cached data lives in the engine's shared cache, not in the session: a Spark Connect
+    session's end removes its temporary views but not what they cached, so a long-lived engine
+    would keep every failed run's rows until it restarts."""
+    try:
+        views = [row for row in session.sql("show views").collect() if row.isTemporary]
+        for view in views:
+            if session.catalog.isCached(view.viewName):
+                session.sql(f"uncache table if exists `{view.viewName}`")
+    except Exception as error:  # a session already stopped holds nothing any more
+        logger.debug(f"release cached views: {error}")
 
 
 class BoundCursor(Cursor):
@@ -135,6 +163,7 @@ class BoundSessionConnectionWrapper(SessionConnectionWrapper):
         held, self._held = self._held, []
         for scope, _ in held:
             release_scope(scope)
+        release_cached_views(self.session)
         if not hasattr(self.session, "_jsparkSession"):
             with contextlib.suppress(Exception):
                 self.session.stop()
