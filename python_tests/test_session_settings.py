@@ -41,3 +41,17 @@ def test_a_command_leaves_no_hive_session_folder_in_the_temp_folder(tmp_path):
     assert "default" in done.stdout
     assert not list(jvm_temp.glob("*_resources"))
     assert (home / "hive_resources").is_dir()
+
+
+def test_the_projects_sessions_keep_deltas_retention_check(spark, tmp_path):
+    # A VACUUM under Delta's retention would delete the files RESTORE needs: Delta refuses it
+    # unless a session turns its check off, which the project's sessions do not.
+    from pyspark.errors import PySparkException
+
+    spark.sql(f"create table delta.`{tmp_path / 'kept'}` using delta as select 1 as id")
+    try:
+        spark.sql(f"vacuum delta.`{tmp_path / 'kept'}` retain 0 hours")
+    except PySparkException as error:
+        assert "retentionDurationCheck" in str(error)
+    else:
+        raise AssertionError("VACUUM RETAIN 0 HOURS was not refused")

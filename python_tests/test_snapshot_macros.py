@@ -350,17 +350,30 @@ MERGE = "snapshots/snapshot_merge.sql"
 @pytest.mark.parametrize(
     ("config", "settings"),
     [
-        ({}, {"every": 10, "purge": False, "retain_hours": None}),
-        ({"snapshot_optimize_every": 0}, {"every": 0, "purge": False, "retain_hours": None}),
-        ({"snapshot_optimize_every": None}, {"every": 0, "purge": False, "retain_hours": None}),
-        ({"snapshot_optimize_every": False}, {"every": 0, "purge": False, "retain_hours": None}),
+        ({}, {"every": 10, "purge": False, "retain_hours": None, "short_retention": False}),
+        (
+            {"snapshot_optimize_every": 0},
+            {"every": 0, "purge": False, "retain_hours": None, "short_retention": False},
+        ),
+        (
+            {"snapshot_optimize_every": None},
+            {"every": 0, "purge": False, "retain_hours": None, "short_retention": False},
+        ),
+        (
+            {"snapshot_optimize_every": False},
+            {"every": 0, "purge": False, "retain_hours": None, "short_retention": False},
+        ),
+        (
+            {"snapshot_vacuum_retain_hours": 0, "snapshot_vacuum_allow_short_retention": True},
+            {"every": 10, "purge": False, "retain_hours": 0, "short_retention": True},
+        ),
         (
             {
                 "snapshot_optimize_every": "7",
                 "snapshot_purge_deletion_vectors": "true",
                 "snapshot_vacuum_retain_hours": 336,
             },
-            {"every": 7, "purge": True, "retain_hours": 336},
+            {"every": 7, "purge": True, "retain_hours": 336, "short_retention": False},
         ),
     ],
 )
@@ -375,6 +388,11 @@ def test_the_maintenance_settings_are_read_with_their_defaults(config, settings)
         ({"snapshot_optimize_every": -1}, "snapshot_optimize_every must be a whole number"),
         ({"snapshot_optimize_every": True}, "not True"),
         ({"snapshot_vacuum_retain_hours": "7d"}, "snapshot_vacuum_retain_hours must be a whole"),
+        ({"snapshot_vacuum_retain_hours": 0}, "fewer than 168 hours would delete the files"),
+        (
+            {"snapshot_vacuum_retain_hours": 167, "snapshot_vacuum_allow_short_retention": False},
+            "set snapshot_vacuum_allow_short_retention: true",
+        ),
     ],
 )
 def test_a_maintenance_setting_that_is_not_a_count_stops_the_run(config, message):

@@ -8,8 +8,10 @@
       false): rewrites every file that still has a deletion vector, so that no closed version
       lingers in a data file under its old values;
     - VACUUM ... RETAIN <n> HOURS when `snapshot_vacuum_retain_hours` is set (default: no VACUUM,
-      so time travel keeps every version Delta's own retention keeps; Delta refuses less than
-      its retention check allows).
+      so time travel keeps every version Delta's own retention keeps). Fewer than 168 hours
+      (Delta's own minimum) is refused unless `snapshot_vacuum_allow_short_retention: true`: a
+      short retention deletes the files that RESTORE and time travel need
+      (docs/bad-input-and-recovery.md).
     The count restarts at the table's last OPTIMIZE, REORG, RESTORE or creation; a run that
     merged nothing (no change, or refused) commits nothing and never maintains.
 -#}
@@ -32,12 +34,21 @@
         {%- do exceptions.raise_compiler_error(
             'snapshot_vacuum_retain_hours must be a whole number of hours, not ' ~ retain) -%}
     {%- endif -%}
+    {%- set allow_short = (config.get('snapshot_vacuum_allow_short_retention', false)
+        | string | lower) == 'true' -%}
+    {%- if retain is not none and retain | string | int < 168 and not allow_short -%}
+        {%- do exceptions.raise_compiler_error(
+            'snapshot_vacuum_retain_hours is ' ~ retain ~ ': fewer than 168 hours would delete '
+            ~ 'the files that RESTORE and time travel to the last week need. Keep 168 or more, '
+            ~ 'or set snapshot_vacuum_allow_short_retention: true to accept that loss') -%}
+    {%- endif -%}
     {#- read here too, so that a bad value stops the first run as well -#}
     {%- do spark_cdc.snapshot_deletion_vectors_min_mb() -%}
     {{ return({
         'every': every | string | int,
         'purge': (config.get('snapshot_purge_deletion_vectors', false) | string | lower) == 'true',
         'retain_hours': none if retain is none else retain | string | int,
+        'short_retention': allow_short and retain is not none and retain | string | int < 168,
     }) }}
 {% endmacro %}
 
@@ -83,9 +94,20 @@
         {%- endcall -%}
     {%- endif -%}
     {%- if settings.retain_hours is not none -%}
+        {%- if settings.short_retention -%}
+            {#- accepted by the snapshot's config: Delta's own check is lifted for this statement -#}
+            {%- call statement('snapshot_allow_short_retention') -%}
+                set spark.databricks.delta.retentionDurationCheck.enabled = false
+            {%- endcall -%}
+        {%- endif -%}
         {%- call statement('snapshot_vacuum') -%}
             vacuum {{ relation }} retain {{ settings.retain_hours }} hours
         {%- endcall -%}
+        {%- if settings.short_retention -%}
+            {%- call statement('snapshot_restore_retention_check') -%}
+                reset spark.databricks.delta.retentionDurationCheck.enabled
+            {%- endcall -%}
+        {%- endif -%}
     {%- endif -%}
     {{ return(true) }}
 {% endmacro %}

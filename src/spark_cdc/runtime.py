@@ -103,8 +103,6 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # Delta reconstructs table state with 50 partitions by default: far too many for 2 cores.
         "spark.databricks.delta.snapshotPartitions": "2",
-        # Scratch tables of tests and demos are dropped and re-created: allow it without retention.
-        "spark.databricks.delta.retentionDurationCheck.enabled": "false",
         "spark.databricks.delta.schema.autoMerge.enabled": "false",
     }
 
