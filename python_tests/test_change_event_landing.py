@@ -1,7 +1,20 @@
-"""Landing generated batches: each landed batch gets the next _batch_id (ingestion order)."""
+"""Landing generated batches: each landed batch gets the next _batch_id (ingestion order), each
+file once, whatever the retries and overlaps."""
 
 from __future__ import annotations
 
+import threading
+import time
+
+from pyspark.sql import functions as F
+from support import BIN, command_env, run_command
+
+from spark_cdc.change_events.landing import (
+    LandingConflictError,
+    _land,
+    land_batch_files,
+    read_batch_file,
+)
 from spark_cdc.cli import main
 from spark_cdc.generators.change_events import StreamSpec, write_stream
 
@@ -30,3 +43,93 @@ def test_land_change_events_appends_batches_in_ingestion_order(spark, tmp_path, 
     assert sorted(counts) == [0, 1, 2, 3] and sum(counts.values()) == manifest["events"]
     assert spark.table(initial).count() == 5
     assert "as _batch_id 1-3" in capsys.readouterr().out
+
+
+def _batch_counts(spark, table: str) -> dict[int, int]:
+    return {r[0]: r[1] for r in spark.table(table).groupBy("_batch_id").count().collect()}
+
+
+def test_landing_the_same_files_again_skips_them_and_says_so(spark, tmp_path, capsys):
+    write_stream(StreamSpec(initial_rows=0, events=40, batches=3), tmp_path, False)
+    table = "landing_test.relanded"
+    spark.sql(f"drop table if exists {table}")
+    assert main(["land-change-events", str(tmp_path), "--table", table, "--batches", ":2"]) == 0
+    before = _batch_counts(spark, table)
+    capsys.readouterr()
+    assert main(["land-change-events", str(tmp_path), "--table", table]) == 0
+    out = capsys.readouterr().out
+    assert "skipped 2 files landed before: batch-00000.jsonl (_batch_id 0)" in out
+    assert "landed 1 batches as _batch_id 2-2" in out
+    after = _batch_counts(spark, table)
+    assert {batch: after[batch] for batch in before} == before and sorted(after) == [0, 1, 2]
+    assert main(["land-change-events", str(tmp_path), "--table", table]) == 0
+    assert "nothing new to land" in capsys.readouterr().out
+    assert _batch_counts(spark, table) == after
+
+
+def test_two_overlapping_landings_never_land_a_file_twice_or_share_a_batch_id(spark, tmp_path):
+    # Landing A reads its file slowly; landing B of the same table starts and commits meanwhile.
+    # Both took the same next batch id; Delta lets one commit and refuses the other.
+    write_stream(StreamSpec(initial_rows=0, events=40, batches=3), tmp_path, False)
+    files = sorted((tmp_path / "batches").glob("batch-*.jsonl"))
+    table = "landing_test.overlapped"
+    spark.sql(f"drop table if exists {table}")
+    land_batch_files(spark, table, files[:1])
+
+    def slow_read(path):
+        # The JVM waits 4 s on the file's first row (reflect returns null for a void method).
+        wait = F.expr("reflect('java.lang.Thread', 'sleep', cast(4000 as bigint))")
+        first_row = F.monotonically_increasing_id() == 0
+        seq = F.coalesce(F.when(first_row, wait).cast("bigint"), F.col("event_seq"))
+        return read_batch_file(spark, path).withColumn("event_seq", seq)
+
+    outcome: dict[str, object] = {}
+
+    def land(name: str, files_of_it: list, read) -> None:
+        try:
+            outcome[name] = _land(spark, table, files_of_it, read)
+        except LandingConflictError as error:
+            outcome[name] = error
+
+    slow = threading.Thread(target=land, args=("slow", files[1:], slow_read))
+    slow.start()
+    time.sleep(1.0)
+    land("fast", files[1:2], lambda path: read_batch_file(spark, path))
+    slow.join()
+    # Whichever commits first lands its files as batch 1; the other lands nothing, and says so.
+    (won,) = [value for value in outcome.values() if not isinstance(value, Exception)]
+    (lost,) = [value for value in outcome.values() if isinstance(value, LandingConflictError)]
+    assert won.batch_ids[0] == 1 and "landed nothing" in str(lost)
+    per_file = spark.table(table).groupBy("_source_file").agg(
+        F.countDistinct("_batch_id").alias("ids")
+    )
+    assert per_file.count() == 1 + len(won.batch_ids) and per_file.where("ids > 1").count() == 0
+    assert spark.table(table).select("_batch_id").distinct().count() == per_file.count()
+    # Run again, it lands what is left as the next batches.
+    again = land_batch_files(spark, table, files[1:])
+    assert list(again.skipped.values()) == won.batch_ids
+    assert again.batch_ids == list(range(1 + len(won.batch_ids), len(files)))
+
+
+def test_a_batch_selection_past_the_last_file_is_refused_before_spark_starts(tmp_path):
+    write_stream(StreamSpec(initial_rows=0, events=10, batches=2), tmp_path, False)
+    env = command_env(tmp_path / "home", SPARK_CDC_TARGET="local")
+    for selection, words in (("3:4", "selects none of the 2 batch files"), ("2", "must read like")):
+        started = time.monotonic()
+        done = run_command(
+            [str(BIN / "spark-cdc"), "land-change-events", str(tmp_path), "--table", "x.y",
+             "--batches", selection],
+            env,
+            timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 2 and words in done.stderr, done.stderr[-800:]
+        assert time.monotonic() - started < 30
+        assert not (tmp_path / "home" / "metastore_db").exists()  # no session was made
+    done = run_command(
+        [str(BIN / "spark-cdc"), "land-change-events", str(tmp_path / "batches"), "--table", "x.y"],
+        env,
+        timeout=120,
+    )
+    assert done.returncode == 2 and f"give the folder that holds batches/: {tmp_path}" in (
+        done.stderr
+    )

@@ -171,6 +171,32 @@ def _initial_schema(args: argparse.Namespace) -> Any:
     return TargetSchema(columns(args.column, "--column"), tuple(args.key))
 
 
+def _selected_batch_files(stream: Path, selection: str | None) -> list[Path]:
+    """The batch files of ``stream`` that ``--batches`` selects (checked before Spark starts)."""
+    files = sorted((stream / "batches").glob("batch-*.jsonl"))
+    if not files:
+        hint = ""
+        if stream.name == "batches" and list(stream.glob("batch-*.jsonl")):
+            hint = f" (give the folder that holds batches/: {stream.parent})"
+        raise GeneratorError(f"no batches/batch-*.jsonl under {stream}{hint}")
+    if not selection:
+        return files
+    start, colon, stop = selection.partition(":")
+    try:
+        bounds = [int(text) if text.strip() else None for text in (start, stop)]
+    except ValueError:
+        bounds = None
+    if not colon or bounds is None:
+        raise GeneratorError(f"--batches must read like 0:3, 2: or :4, not {selection!r}")
+    chosen = files[slice(*bounds)]
+    if not chosen:
+        raise GeneratorError(
+            f"--batches {selection} selects none of the {len(files)} batch files of {stream} "
+            f"(0 to {len(files) - 1})"
+        )
+    return chosen
+
+
 def _run_land(args: argparse.Namespace) -> int:
     from spark_cdc.change_events.landing import (
         land_batch_files,
@@ -180,21 +206,22 @@ def _run_land(args: argparse.Namespace) -> int:
     from spark_cdc.targets import session_for
 
     stream = args.stream.resolve()  # Spark resolves relative paths from its own directory
-    files = sorted((stream / "batches").glob("batch-*.jsonl"))
-    if not files:
-        raise GeneratorError(f"no batches/batch-*.jsonl under {stream}")
-    if args.batches:
-        start, _, stop = args.batches.partition(":")
-        files = files[slice(int(start) if start else None, int(stop) if stop else None)]
+    files = _selected_batch_files(stream, args.batches)
     schema = _initial_schema(args)
     spark = session_for()
     if args.initial_table:
         rows = land_initial_rows(spark, args.initial_table, stream / "initial_state.jsonl", schema)
         print(f"{args.initial_table}: {rows} existing rows")
     land = land_debezium_files if args.debezium else land_batch_files
-    landed = land(spark, args.table, files)
+    landing = land(spark, args.table, files)
+    if landing.skipped:
+        taken = ", ".join(
+            f"{Path(name).name} (_batch_id {batch})" for name, batch in landing.skipped.items()
+        )
+        print(f"{args.table}: skipped {len(landing.skipped)} files landed before: {taken}")
+    landed = landing.batch_ids
     if not landed:
-        print(f"{args.table}: no batch file selected, nothing landed")
+        print(f"{args.table}: nothing new to land")
         return 0
     note = ""
     if not args.debezium:
@@ -408,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors that are about the input or the environment, reported as one line (exit code 2)."""
-    from spark_cdc.change_events.landing import InitialRowsError
+    from spark_cdc.change_events.landing import InitialRowsError, LandingConflictError
     from spark_cdc.change_events.model import ChangeEventConfigError
     from spark_cdc.dbt_models.settings import SettingsError
     from spark_cdc.engine import EngineError
@@ -423,6 +450,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
         AddError,
         GeneratorError,
         InitialRowsError,
+        LandingConflictError,
         ChangeEventConfigError,
         ConfigError,
         HomeInUseError,

@@ -265,7 +265,7 @@ def _change_event_delivery(spark, delivery: dict[str, slice]) -> str:
             f"where process_id = '{last_invocation_id()}'"
         ).first()
         current = spark.table(f"{SCHEMA}.change_events__{source}_current").count()
-        batches = landed[source]
+        batches = landed[source].batch_ids
         lines.append(
             f"{source} batches {batches[0]}-{batches[-1]}: in={row.events_in} "
             f"applied={row.applied} duplicates={row.duplicates} quarantined={row.quarantined} "

@@ -17,7 +17,10 @@ line never keeps the valid events of its batch out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,6 +30,7 @@ from pyspark.sql import functions as F
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.normalize import FEED_COLUMNS, LANDING_ERROR, RAW_RECORD
 from spark_cdc.change_events.pipeline import BATCH
+from spark_cdc.idempotent_loads import is_overlap, load_identity
 from spark_cdc.json_text import is_strict_json
 from spark_cdc.paths import spark_location
 
@@ -101,10 +105,23 @@ def _ensure_schema(spark: SparkSession, table: str) -> None:
         spark.sql(f"create schema if not exists {schema}")
 
 
-def land_batch_files(spark: SparkSession, table: str, files: Sequence[Path | str]) -> list[int]:
-    """Append each JSON-lines batch file (generators.change_events format) as the next batch,
-    all in one Delta commit (a killed landing lands nothing)."""
-    return _land(spark, table, [read_batch_file(spark, path) for path in files])
+@dataclass(frozen=True)
+class Landing:
+    """What one landing did: the batch ids it gave the new files (in file order), and the files
+    it skipped because an earlier landing took them (file -> its batch id)."""
+
+    batch_ids: list[int]
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+class LandingConflictError(RuntimeError):
+    """Another landing of the same table committed first; this one landed nothing."""
+
+
+def land_batch_files(spark: SparkSession, table: str, files: Sequence[Path | str]) -> Landing:
+    """Append each JSON-lines batch file (generators.change_events format) that the table does
+    not hold yet as the next batch, all in one Delta commit (a killed landing lands nothing)."""
+    return _land(spark, table, files, lambda path: read_batch_file(spark, path))
 
 
 def read_debezium_file(spark: SparkSession, path: Path | str) -> DataFrame:
@@ -114,27 +131,97 @@ def read_debezium_file(spark: SparkSession, path: Path | str) -> DataFrame:
     return lines.select("value", F.input_file_name().alias(SOURCE_FILE))
 
 
-def land_debezium_files(spark: SparkSession, table: str, files: Sequence[Path | str]) -> list[int]:
-    """Append each Debezium JSON-lines file as the next batch (``value``, ``_batch_id``,
-    ``_ingested_at``, ``_source_file``), all in one Delta commit."""
-    return _land(spark, table, [read_debezium_file(spark, path) for path in files])
+def land_debezium_files(spark: SparkSession, table: str, files: Sequence[Path | str]) -> Landing:
+    """Append each Debezium JSON-lines file the table does not hold yet as the next batch
+    (``value``, ``_batch_id``, ``_ingested_at``, ``_source_file``), all in one Delta commit."""
+    return _land(spark, table, files, lambda path: read_debezium_file(spark, path))
 
 
-def _land(spark: SparkSession, table: str, batches: Sequence[DataFrame]) -> list[int]:
-    """Append ``batches`` as the next batch ids of ``table``, in one Delta commit."""
+def landed_name(path: Path | str) -> str:
+    """The ``_source_file`` a file lands under (Spark's ``input_file_name``: a URI)."""
+    location = spark_location(path)
+    return location if _is_uri(location) else Path(location).as_uri()
+
+
+def _is_uri(location: str) -> bool:
+    return "://" in location or location.startswith("file:")
+
+
+def _landed_before(spark: SparkSession, table: str, names: Sequence[str]) -> dict[str, int]:
+    """The files of ``names`` that the table holds already, with their batch ids."""
+    if not names or not spark.catalog.tableExists(table):
+        return {}
+    rows = (
+        spark.table(table)
+        .where(F.col(SOURCE_FILE).isin(*names))
+        .groupBy(SOURCE_FILE)
+        .agg(F.min(BATCH).alias(BATCH))
+        .collect()
+    )
+    found = {row[SOURCE_FILE]: row[BATCH] for row in rows}
+    return {name: found[name] for name in names if name in found}  # in the files' order
+
+
+def _land(
+    spark: SparkSession,
+    table: str,
+    files: Sequence[Path | str],
+    read: Callable[[Path | str], DataFrame],
+) -> Landing:
+    """Append the files ``table`` does not hold yet as its next batch ids, in one Delta commit.
+
+    A file is known by its location: landing it again is skipped (and said). The commit is a
+    load of the table's landing sequence (:mod:`spark_cdc.idempotent_loads`) numbered by its
+    first batch id, so two landings that overlap never give one batch id twice or land one file
+    twice: the second fails, having landed nothing."""
     _ensure_schema(spark, table)
+    names = [landed_name(path) for path in files]
+    skipped = _landed_before(spark, table, names)
+    new = [path for path, name in zip(files, names, strict=True) if name not in skipped]
+    if not new:
+        return Landing([], skipped)
     first = next_batch_id(spark, table)
     landed = None
-    for offset, frame in enumerate(batches):
-        batch = frame.withColumn(BATCH, F.lit(first + offset).cast("long"))
+    for offset, path in enumerate(new):
+        batch = read(path).withColumn(BATCH, F.lit(first + offset).cast("long"))
         landed = batch if landed is None else landed.unionByName(batch)
-    if landed is None:
-        return []
+    assert landed is not None
     now = datetime.now(UTC).replace(tzinfo=None)
-    landed.withColumn("_ingested_at", F.lit(now)).write.format("delta").mode("append").option(
-        "mergeSchema", "true"
-    ).saveAsTable(table)
-    return list(range(first, first + len(batches)))
+    receipt = json.dumps({"spark_cdc_landing": uuid.uuid4().hex})
+    writer = (
+        landed.withColumn("_ingested_at", F.lit(now))
+        .write.format("delta")
+        .mode("append")
+        .option("mergeSchema", "true")
+        .option("txnAppId", load_identity("landing", table))
+        .option("txnVersion", first)
+        .option("userMetadata", receipt)
+    )
+    existed = spark.catalog.tableExists(table)
+    try:
+        writer.saveAsTable(table)
+    except Exception as error:
+        if is_overlap(error):
+            raise _conflict(table) from error
+        raise
+    # Delta skips, without an error, a load whose number another landing committed first (a
+    # landing that creates the table has no one before it; its commit keeps no userMetadata).
+    if existed and not _committed(spark, table, receipt):
+        raise _conflict(table)
+    return Landing(list(range(first, first + len(new))), skipped)
+
+
+def _committed(spark: SparkSession, table: str, receipt: str) -> bool:
+    """Whether one of the table's latest commits carries ``receipt`` (this landing's)."""
+    recent = spark.sql(f"describe history {table} limit 20").select("userMetadata").collect()
+    return any(row.userMetadata == receipt for row in recent)
+
+
+def _conflict(table: str) -> LandingConflictError:
+    return LandingConflictError(
+        f"{table}: another landing committed the next batch ids while this one ran; this one "
+        "landed nothing. Run it again: the files already landed are skipped."
+    )
 
 
 class InitialRowsError(ValueError):

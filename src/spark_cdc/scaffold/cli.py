@@ -91,7 +91,8 @@ def _run_change_events(args: argparse.Namespace) -> int:
     landing = f"{args.landing_schema}.{args.name}_change_events"
     land = "--debezium " if args.debezium else ""
     steps = [
-        f"spark-cdc land-change-events <batches folder> {land}--table {landing}",
+        f"spark-cdc land-change-events <folder holding batches/batch-*.jsonl> {land}"
+        f"--table {landing}",
         f"dbt build --select stg_change_events__{args.name}+",
     ]
     return _write(args, "change-event source", files, steps)
