@@ -153,6 +153,42 @@ def test_change_event_models_after_a_landing(dbt, query, tmp_path, capsys):
     assert summary["applied"] == manifest["applied"]
 
 
+@pytest.mark.only_on("connect")
+def test_two_overlapping_runs_of_one_source_ledger_each_event_once(project, query, tmp_path):
+    """Two dbt commands at once on the warm engine (a scheduler's retry beside a run by hand):
+    both read the ledger before either writes, and both find the same new batches. Delta lets
+    one of the two loads write; the other fails or writes nothing, and a rerun finds nothing
+    left."""
+    import subprocess
+
+    from support import BIN
+
+    from spark_cdc.cli import main
+    from spark_cdc.generators.change_events import StreamSpec, write_stream
+
+    write_stream(StreamSpec(initial_rows=0, events=3_000, batches=2, seed=11), tmp_path, False)
+    feed = "landing.customers_change_events"
+    assert main(["land-change-events", str(tmp_path), "--table", feed]) == 0
+    ledger = "spark_cdc.int_change_events__customers_ledger"
+    command = [str(BIN / "dbt"), "run", "--select", "int_change_events__customers_ledger"]
+    runs = [
+        subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        for _ in range(2)
+    ]
+    outputs = [run.communicate(timeout=600)[0].decode() for run in runs]
+    refused = [out for run, out in zip(runs, outputs, strict=True) if run.returncode != 0]
+    assert len(refused) <= 1, outputs
+    assert all("DELTA_CONCURRENT_TRANSACTION" in out for out in refused), refused
+    again = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout[-3000:]
+
+    def per_batch(table: str) -> dict[int, int]:
+        rows = query(f"select _batch_id, count(*) as n from {table} group by _batch_id")
+        return {row["_batch_id"]: row["n"] for row in rows}
+
+    assert per_batch(ledger) == per_batch(feed)
+
+
 @pytest.mark.only_on("connect", "thrift")
 def test_one_hash_cdc_date(dbt, query, tmp_path):
     from spark_cdc.generators.extracts import article_example, generate_extracts

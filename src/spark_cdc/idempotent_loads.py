@@ -1,44 +1,88 @@
 """Loads that happen once: Delta's idempotent writes (``txnAppId`` + ``txnVersion``) per table.
 
-A load (landed files, a ledger increment, a bronze load) reads what its table holds, decides
+A load (a ledger increment, a bronze load, landed files) reads what its table holds, decides
 what is new, then appends. Delta never makes two blind appends conflict, so two overlapping
 loads of one table (a retried scheduler run, two commands on the warm engine, the stream beside
 a ``dbt build``) would both append the same new data. Each load therefore claims the next
-number of its table's load sequence, read from the same state it decided from: the write
-carries ``txnAppId`` (the table's load identity) and ``txnVersion`` (that number). Delta then
-makes the second of two loads that claimed one number either fail at commit (they overlapped:
+number of its table's load sequence, read from the table's history before the load reads the
+table: the write carries ``txnAppId`` (the table's load identity), ``txnVersion`` (the number)
+and, in its commit's ``userMetadata``, the number again (so the next load can read it). Of two
+loads that claimed one number, Delta makes the second either fail at commit (they overlapped:
 ``ConcurrentTransactionException``, nothing written) or write nothing (the first had committed:
-a number at or below the last committed one is skipped), and the next run takes what was left.
+a number at or below the last committed one is skipped); the next run takes what was left.
+An empty load commits too, so the sequence moves on with every load, whatever it held.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from spark_cdc.delta_commits import writes_rows
 
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
+USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+LOAD_KEY = "spark_cdc_load"
 # What Delta's error says when another load of the same identity committed first.
 CONFLICT_MARKERS = ("DELTA_CONCURRENT_TRANSACTION", "ConcurrentTransactionException")
+_RECENT = 100
 
 
 def load_identity(kind: str, table: str) -> str:
-    """The ``txnAppId`` of ``kind`` loads (landing, ledger, bronze) into ``table``."""
-    return f"spark_cdc.{kind}:{table.strip().strip('`').lower()}"
+    """The ``txnAppId`` of ``kind`` loads (ledger, bronze, landing) into ``table``."""
+    parts = table.strip().replace("`", "").lower().split(".")
+    return f"spark_cdc.{kind}:{'.'.join(parts[-2:])}"  # schema.table, whatever the catalog
 
 
-def claim_next_write(spark: Any, app_id: str, version: int) -> None:
-    """Make this session's next Delta write a load ``version`` of ``app_id`` (the model's
+def last_load(spark: Any, table: str) -> int | None:
+    """The number of the table's latest load (None: none yet, or no such table)."""
+    if not spark.catalog.tableExists(table):
+        return None
+    statement = f"describe history {table}"
+    rows = spark.sql(f"{statement} limit {_RECENT}").collect()
+    if len(rows) == _RECENT:
+        rows = spark.sql(statement).collect()
+    for row in sorted(rows, key=lambda commit: commit.version, reverse=True):
+        if not writes_rows(row.operation):
+            continue
+        try:
+            number = json.loads(row.userMetadata or "{}").get(LOAD_KEY)
+        except (json.JSONDecodeError, AttributeError):
+            number = None
+        if number is not None:
+            return int(number)
+    return None
+
+
+def next_load(spark: Any, table: str) -> int:
+    """The number the table's next load claims."""
+    last = last_load(spark, table)
+    return 0 if last is None else last + 1
+
+
+def load_metadata(number: int) -> str:
+    """The ``userMetadata`` of load ``number``'s commit."""
+    return json.dumps({LOAD_KEY: number})
+
+
+def claim_next_write(spark: Any, app_id: str, number: int) -> None:
+    """Make this session's next Delta write load ``number`` of ``app_id`` (the model's
     post-hook, or :func:`release_claim`, clears it)."""
-    if version < 0:
-        raise ValueError(f"a load number is 0 or more, not {version}")
     spark.conf.set(TXN_APP_ID, app_id)
-    spark.conf.set(TXN_VERSION, str(version))
+    spark.conf.set(TXN_VERSION, str(number))
+    spark.conf.set(USER_METADATA, load_metadata(number))
 
 
 def release_claim(spark: Any) -> None:
     """Clear a claim this session made (no later write of the session carries it)."""
-    for key in (TXN_VERSION, TXN_APP_ID):
+    for key in (TXN_VERSION, TXN_APP_ID, USER_METADATA):
         spark.conf.unset(key)
+
+
+def write_options(app_id: str, number: int) -> dict[str, str]:
+    """The same claim as options of one DataFrame write."""
+    return {"txnAppId": app_id, "txnVersion": str(number), "userMetadata": load_metadata(number)}
 
 
 def is_overlap(error: BaseException) -> bool:

@@ -8,7 +8,13 @@ def model(dbt, session):
     dbt.config(
         materialized="incremental",
         incremental_strategy="append",
-        post_hook=["reset spark.databricks.delta.properties.defaults.dataSkippingStatsColumns"],
+        post_hook=[
+            "reset spark.databricks.delta.properties.defaults.dataSkippingStatsColumns",
+            # the load's claim (spark_cdc.idempotent_loads)
+            "reset spark.databricks.delta.write.txnAppId",
+            "reset spark.databricks.delta.write.txnVersion",
+            "reset spark.databricks.delta.commitInfo.userMetadata",
+        ],
     )
     meta = dbt.config.get("meta")
     feed = dbt.ref("stg_change_events__customers")

@@ -35,6 +35,7 @@ from spark_cdc.change_events.resolve import current_changes, current_rows
 from spark_cdc.dbt_context import process_id
 from spark_cdc.dbt_models.settings import SettingsError, block
 from spark_cdc.delta_properties import apply_property_defaults
+from spark_cdc.idempotent_loads import claim_next_write, load_identity, next_load
 
 INPUTS = ("events", "debezium")
 DEFAULT_HIGH_DTTM = "9999-12-31 23:59:59"
@@ -62,6 +63,11 @@ def ledger(dbt: Any, session: SparkSession, meta: Mapping[str, Any], feed: DataF
     """Ledger rows (every event once, with status and reason) of the batches not ledgered yet.
     A Debezium feed's messages are normalized first; the message is kept as the raw record."""
     config = source_config(meta)
+    if dbt.is_incremental:
+        # Claimed before the ledger is read: an overlapping run of this source claims the same
+        # load, and Delta lets only one of the two write (spark_cdc.idempotent_loads).
+        table = str(dbt.this)
+        claim_next_write(session, load_identity("ledger", table), next_load(session, table))
     prior = _prior(dbt, session)
     if settings(meta).get("input") == "debezium":
         if prior is not None:

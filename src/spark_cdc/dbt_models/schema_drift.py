@@ -13,6 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from spark_cdc.dbt_context import process_id
 from spark_cdc.dbt_models.settings import SettingsError, block
+from spark_cdc.idempotent_loads import claim_next_write, load_identity, next_load
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, drop_started_rows, refresh_silver
@@ -33,6 +34,11 @@ def _prior(dbt: Any, session: SparkSession) -> DataFrame | None:
 def bronze(dbt: Any, session: SparkSession, meta: Mapping[str, Any], raw: DataFrame) -> DataFrame:
     """The lines landed since the last run, as the next bronze load."""
     settings(meta)
+    if dbt.is_incremental:
+        # Claimed before bronze is read: an overlapping run (or the stream) claims the same
+        # load, and Delta lets only one of the two write (spark_cdc.idempotent_loads).
+        table = str(dbt.this)
+        claim_next_write(session, load_identity("bronze", table), next_load(session, table))
     return bronze_increment(raw, _prior(dbt, session), process_id(session))
 
 

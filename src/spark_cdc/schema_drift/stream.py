@@ -11,10 +11,12 @@ Per micro-batch (``foreachBatch``), in this order, as one dbt build of the feed 
    rebuilt, :func:`~spark_cdc.schema_drift.silver.refresh_silver`), its log rows appended.
 
 Each step decides from the tables what it still has to do (files taken, loads registered, loads
-logged per event type), and the two appends are idempotent writes keyed by the query's
-checkpoint and the batch id (Delta ``txnAppId``/``txnVersion``): a batch replayed after a kill
-at any point writes what it had not written, once. ``dbt build`` of the feed and the stream can
-take turns on the tables: each takes in only the files the other has not.
+logged per event type); the log appends are idempotent writes keyed by the query's checkpoint
+and the batch id (Delta ``txnAppId``/``txnVersion``), and bronze's append is a load of bronze's
+own load sequence (:mod:`spark_cdc.idempotent_loads`), shared with the dbt model: a batch
+replayed after a kill at any point writes what it had not written, once. ``dbt build`` of the
+feed and the stream can take turns on the tables, or run at once: each takes in only the files
+the other has not, and of two loads that overlap, one is refused (the stream retries it).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from spark_cdc.idempotent_loads import is_overlap, load_identity, next_load, write_options
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import KEY, registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, mark_refresh, refresh_silver
@@ -97,6 +100,9 @@ def landing_lines(spark: SparkSession, root: str, max_files_per_trigger: int | N
     )
 
 
+_BRONZE_ATTEMPTS = 3
+
+
 def _table_or_none(spark: SparkSession, name: str) -> DataFrame | None:
     return spark.table(name) if spark.catalog.tableExists(name) else None
 
@@ -110,6 +116,28 @@ def _append(frame: DataFrame, table: str, app_id: str, batch_id: int) -> None:
         .option("txnVersion", batch_id)
         .saveAsTable(table)
     )
+
+
+def _load_bronze(
+    spark: SparkSession, lines: DataFrame, table: str, process_id: str, folders: list[str]
+) -> None:
+    """Append the batch's lines of files bronze does not hold yet as bronze's next load.
+
+    A load of bronze's load sequence (:mod:`spark_cdc.idempotent_loads`), shared with the
+    dbt model: a replayed batch finds its files taken (by path) and adds nothing, and a
+    ``dbt build`` that took some of the same files at the same time makes one of the two loads
+    fail, here retried from a fresh read of bronze."""
+    identity = load_identity("bronze", table)
+    for attempt in range(1, _BRONZE_ATTEMPTS + 1):
+        number = next_load(spark, table)  # before bronze is read
+        increment = bronze_increment(lines, _table_or_none(spark, table), process_id, folders)
+        writer = increment.write.format("delta").mode("append")
+        try:
+            writer.options(**write_options(identity, number)).saveAsTable(table)
+            return
+        except Exception as error:
+            if not is_overlap(error) or attempt == _BRONZE_ATTEMPTS:
+                raise
 
 
 def _merge_registry(spark: SparkSession, rows: DataFrame, table: str, batch_id: int) -> None:
@@ -161,8 +189,7 @@ def _take_in(
     # The batch's folders (batch ids, short enough for Delta's file statistics), said as a
     # literal: data skipping leaves bronze's other loads unread, however long it grows.
     folders = [row.batch_id for row in lines.select("batch_id").distinct().collect()]
-    increment = bronze_increment(lines, _table_or_none(spark, tables.bronze), process_id, folders)
-    _append(increment, tables.bronze, f"{app_id}/bronze", batch_id)
+    _load_bronze(spark, lines, tables.bronze, process_id, folders)
     bronze = spark.table(tables.bronze)
     registry_rows = registry_increment(
         spark, bronze, _table_or_none(spark, tables.registry), process_id, METADATA_COLUMNS
