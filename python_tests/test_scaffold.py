@@ -10,7 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from support import PROJECT_DIR
+
+from spark_cdc.scaffold.names import SIMPLE_TYPES
 
 BIN = Path(sys.executable).parent
 CAPABILITY_FOLDERS = ("change_events", "hash_cdc", "schema_drift")
@@ -95,14 +98,48 @@ def test_the_output_lints_and_parses_as_python(tmp_path):
         check=False,
     )
     assert sqlfluff.returncode == 0, sqlfluff.stdout + sqlfluff.stderr
-    settings = (project / "models/staging/change_events/_change_events__orders.yml").read_text()
-    assert (
-        "columns: {region: string, order_no: bigint, total: decimal(12,2), placed: timestamp}"
-        in settings
+    orders = yaml.safe_load(
+        (project / "models/staging/change_events/_change_events__orders.yml").read_text()
     )
-    assert (
-        "key_columns: [region, order_no]" in settings and 'allowed_lateness: "6 hours"' in settings
+    (staging,) = orders["models"][:1]
+    block = staging["config"]["meta"]["change_events"]
+    assert block["columns"] == {
+        "region": "string",
+        "order_no": "bigint",
+        "total": "decimal(12,2)",
+        "placed": "timestamp",
+    }
+    assert block["key_columns"] == ["region", "order_no"]
+    assert block["allowed_lateness"] == "6 hours"
+    products = yaml.safe_load(
+        (project / "models/staging/hash_cdc/_hash_cdc__products.yml").read_text()
     )
+    dataset = products["models"][0]["config"]["meta"]["hash_cdc"]
+    assert dataset["key_columns"] == {"sku": "string"}
+    assert dataset["nonkey_columns"] == {"price": "double", "launched": "date"}
+    assert dataset["sensitive_columns"] == {"cost": "decimal(10,2)"}
+
+
+# Every type spelling `spark-cdc add` takes (docs/use-in-your-project.md), as given -> as written.
+SPARK_TYPES = {
+    **{name: name for name in SIMPLE_TYPES.values()},
+    "Integer": "int", "LONG": "bigint", "decimal(12,2)": "decimal(12,2)",
+    "decimal(38, 0)": "decimal(38,0)", "DECIMAL( 5 ,5 )": "decimal(5,5)",
+}  # fmt: skip
+
+
+def test_every_spark_type_spelling_reads_back_from_the_yaml_as_given(tmp_path):
+    project = _project(tmp_path / "types_lake")
+    given = {f"c{number}": kind for number, kind in enumerate(SPARK_TYPES)}
+    words = ["change-events", "typed", "--key=c0"]
+    words += [f"--column={name}:{kind}" for name, kind in given.items()]
+    done = _spark_cdc("add", *words, cwd=project)
+    assert done.returncode == 0, done.stderr
+    typed = yaml.safe_load(
+        (project / "models/staging/change_events/_change_events__typed.yml").read_text()
+    )
+    written = typed["models"][0]["config"]["meta"]["change_events"]["columns"]
+    assert written == {name: SPARK_TYPES[kind] for name, kind in given.items()}
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from spark_cdc.change_events.casts import try_cast
+from spark_cdc.type_text import type_text_problem
 
 CHANGE_TYPES = ("insert", "update", "delete")
 # Trimmed around a change type (ASCII whitespace; Spark's trim() alone removes only spaces).
@@ -119,6 +120,10 @@ class TargetSchema:
             keys = [keys]
         if not keys:
             raise ChangeEventConfigError("'key_columns' must list the key column names")
+        for column, kind in columns.items():
+            problem = type_text_problem(str(column), kind)
+            if problem:
+                raise ChangeEventConfigError(f"'columns': {problem}")
         return cls({str(k): str(v).lower() for k, v in columns.items()}, tuple(map(str, keys)))
 
     def with_columns(self, extra: Mapping[str, str]) -> TargetSchema:

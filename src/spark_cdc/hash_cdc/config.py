@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from spark_cdc.type_text import type_text_problem
+
 EXTRACT_MODES = ("full", "delta")
 EXTRACT_FORMATS = ("csv", "parquet")
 # Characters a Delta column name cannot hold (without column mapping).
@@ -59,6 +61,10 @@ class DatasetConfig:
             value = raw.get(key) or {}
             if not isinstance(value, Mapping):
                 raise ConfigError(f"{name}: '{key}' must map column names to Spark types")
+            for column, kind in value.items():
+                problem = type_text_problem(str(column), kind)
+                if problem:
+                    raise ConfigError(f"{name}: '{key}': {problem}")
             return {str(column): str(kind) for column, kind in value.items()}
 
         config = cls(

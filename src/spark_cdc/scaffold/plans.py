@@ -3,6 +3,7 @@ project) -> text, rendered from the templates with the validated settings."""
 
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass, field
 
@@ -78,7 +79,18 @@ def column_doc(name: str, kind: str) -> str:
 
 
 def _inline(columns: dict[str, str]) -> str:
-    return ", ".join(f"{name}: {kind}" for name, kind in columns.items())
+    """``name: type`` pairs of a YAML flow mapping, each side double-quoted: a type such as
+    ``decimal(12,2)`` or ``map<string,int>`` holds commas that an unquoted flow scalar ends at."""
+    return ", ".join(f"{_quoted(name)}: {_quoted(kind)}" for name, kind in columns.items())
+
+
+def _flow_list(names: list[str]) -> str:
+    """A YAML flow sequence of double-quoted names."""
+    return "[" + ", ".join(_quoted(name) for name in names) + "]"
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # JSON's string syntax is YAML's
 
 
 def _command(words: list[str]) -> str:
@@ -159,7 +171,7 @@ def change_event_files(source: ChangeEventSource) -> dict[str, str]:
         "columns": source.columns,
         "columns_inline": _inline(source.columns),
         "keys": source.keys,
-        "keys_flow": f"[{', '.join(source.keys)}]",
+        "keys_flow": _flow_list(source.keys),
         "key_tests": key_tests,
         "allowed_lateness": source.allowed_lateness,
         "evolve_columns": source.evolve_columns,
