@@ -3,15 +3,17 @@ from server_side_parameters, and what it leaves in the engine's shared cache whe
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
-from dbt.adapters.sparkcdc.connect import BoundSessionConnectionWrapper, connection_session
 from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.sparkcdc.connect import BoundSessionConnectionWrapper, connection_session
 
 
 def test_a_bad_server_side_parameter_stops_the_connection_naming_it(spark):
-    with pytest.raises(DbtRuntimeError, match="spark.sql.shuffle.partitions = 'abc'"):
+    with pytest.raises(DbtRuntimeError, match=re.escape("spark.sql.shuffle.partitions = 'abc'")):
         connection_session(spark, {"spark.sql.shuffle.partitions": "abc"})
 
 

@@ -100,8 +100,8 @@ def test_two_overlapping_landings_never_land_a_file_twice_or_share_a_batch_id(sp
     (won,) = [value for value in outcome.values() if not isinstance(value, Exception)]
     (lost,) = [value for value in outcome.values() if isinstance(value, LandingConflictError)]
     assert won.batch_ids[0] == 1 and "landed nothing" in str(lost)
-    per_file = spark.table(table).groupBy("_source_file").agg(
-        F.countDistinct("_batch_id").alias("ids")
+    per_file = (
+        spark.table(table).groupBy("_source_file").agg(F.countDistinct("_batch_id").alias("ids"))
     )
     assert per_file.count() == 1 + len(won.batch_ids) and per_file.where("ids > 1").count() == 0
     assert spark.table(table).select("_batch_id").distinct().count() == per_file.count()

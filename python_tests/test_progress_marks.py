@@ -54,5 +54,6 @@ def test_a_mark_carried_by_an_alter_before_the_write_is_not_trusted(spark, table
 def test_an_applied_date_carried_by_an_alter_is_not_an_applied_date(spark, table):
     day_1 = {EFFECTIVE_DATE_KEY: "2026-01-01"}
     _with_mark(spark, day_1, f"create table {table} using delta as select 1 as id")
-    _with_mark(spark, {EFFECTIVE_DATE_KEY: "2026-01-02"}, f"alter table {table} add columns (x int)")
+    day_2 = {EFFECTIVE_DATE_KEY: "2026-01-02"}
+    _with_mark(spark, day_2, f"alter table {table} add columns (x int)")
     assert [date for _, date in applied_dates(spark, table)] == ["2026-01-01"]

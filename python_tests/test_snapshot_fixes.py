@@ -334,9 +334,7 @@ def test_a_refused_run_that_would_widen_a_column_leaves_the_table_at_its_version
     _snapshot(runs, "fixed", "sc_widened_dupes")
     table = "spark_cdc_fixed.sc_widened_dupes"
     before = versions(spark, [table])
-    _source(
-        spark, "widened_dupes", "id int, amount bigint", [(1, 10), (2, 3_000_000_000), (2, 21)]
-    )
+    _source(spark, "widened_dupes", "id int, amount bigint", [(1, 10), (2, 3_000_000_000), (2, 21)])
     refused = _snapshot(runs, "fixed", "sc_widened_dupes", expect_success=False)
     assert not refused.success and "sc_widened_dupes" in _failure(refused)
     assert versions(spark, [table]) == before
