@@ -12,10 +12,16 @@ For each capability (snapshots, hash CDC, change events, schema drift):
    every table with the reference (columns that record when or by which run something happened
    are left out of the comparison: RUN_METADATA).
 
+With ``--at commits`` the kill points are the run's own Delta commits instead: the reference
+run's commits are listed from the tables' ``_delta_log`` folders (every data write, and every
+``ALTER TABLE`` of ``on_schema_change`` or of a discovered column), and each run under test is
+killed as soon as its k-th commit file appears, for every k (before the next commit: each
+result says which commit the kill landed after).
+
 Usage: ``.venv/bin/python scripts/kill_and_rerun.py [--only hash_cdc] [--work /tmp/kills]
-[--target engine] [--kills N]``. With ``--target engine`` every command is a client of the home's
-warm engine: the client is killed, the engine must survive it, and the rerun goes through the
-same engine. Prints one line per kill and a summary table; writes
+[--target engine] [--kills N] [--at commits]``. With ``--target engine`` every command is a
+client of the home's warm engine: the client is killed, the engine must survive it, and the
+rerun goes through the same engine. Prints one line per kill and a summary table; writes
 benchmarks/results/kill_and_rerun_<target>.json (a capability's earlier results replaced,
 the others kept).
 """
@@ -42,6 +48,8 @@ RUN_FROM = {"project": PROJECT}
 # local: each command its own process, killed with its JVM; engine: each command a client of
 # the home's warm engine, the client killed, the engine left running (--target engine).
 TARGET = {"name": "local"}
+# --at commits: kill at every commit of the run under test (at most ``limit``)
+AT: dict = {"commits": False, "limit": None}
 BIN = Path(sys.executable).parent
 START = re.compile(r"\d+ of \d+ START .*?\b\w+\.(\w+) ")
 
@@ -192,6 +200,15 @@ def capabilities(work: Path) -> list[Capability]:
                     "--batches",
                     "3:6",
                 ),
+                # one more batch whose events bring a column (customers evolves its columns):
+                # the run under test ALTERs the history and current tables before it writes
+                _write_batch(data["change_events"] / "tier" / "batches" / "batch-00000.jsonl"),
+                _cli(
+                    "land-change-events",
+                    str(data["change_events"] / "tier"),
+                    "--table",
+                    "landing.customers_change_events",
+                ),
             ],
             _dbt("build", "--select", *change_models),
             [
@@ -262,6 +279,49 @@ def capabilities(work: Path) -> list[Capability]:
     ]
 
 
+TIER_EVENTS = [
+    {"change_type": "insert", "event_ts": f"2026-03-01 00:00:0{n}", "event_seq": n,
+     "column_names": ["id", "name", "amount", "tier"],
+     "column_values": [str(900_000 + n), f"tiered-{n}", str(n), "gold"]}
+    for n in range(3)
+]  # fmt: skip
+
+
+def _write_batch(path: Path) -> list[str]:
+    """A command that writes the change events TIER_EVENTS as one batch file at ``path``."""
+    lines = "\n".join(json.dumps(event) for event in TIER_EVENTS) + "\n"
+    code = (
+        "import sys, pathlib; p = pathlib.Path(sys.argv[1]); "
+        "p.parent.mkdir(parents=True, exist_ok=True); p.write_text(sys.argv[2])"
+    )
+    return [str(BIN / "python"), "-c", code, str(path), lines]
+
+
+def _commit_files(home: Path) -> dict[Path, float]:
+    """Every Delta commit file under the home's warehouse, with its modification time."""
+    return {
+        path: path.stat().st_mtime
+        for path in (home / "warehouse").glob("**/_delta_log/*.json")
+        if path.stem.isdigit()
+    }
+
+
+def _operation(commit: Path) -> str:
+    """The operation a commit file records (its commitInfo)."""
+    for line in commit.read_text().splitlines():
+        info = json.loads(line).get("commitInfo")
+        if info:
+            return str(info.get("operation"))
+    return "?"
+
+
+def _run_commits(home: Path, before: dict[Path, float]) -> list[Path]:
+    """The commit files a run added (relative to the home), in the order it wrote them."""
+    after = _commit_files(home)
+    new = sorted((mtime, path) for path, mtime in after.items() if path not in before)
+    return [path.relative_to(home) for _, path in new]
+
+
 def _env(home: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
@@ -315,6 +375,29 @@ def _run_and_kill(command: list[str], home: Path, node: str, delay: float) -> di
     return {"killed": killed["at"] is not None, "returncode": process.returncode}
 
 
+def _run_and_kill_at_commit(command: list[str], home: Path, commit: Path) -> dict:
+    """Run ``command``; SIGKILL its process group as soon as the commit file ``commit``
+    (relative to the home) exists."""
+    target = home / commit
+    process = subprocess.Popen(
+        command,
+        cwd=RUN_FROM["project"],
+        env=_env(home),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    killed = False
+    while process.poll() is None:
+        if target.exists():
+            os.killpg(process.pid, signal.SIGKILL)
+            killed = True
+            break
+        time.sleep(0.005)
+    process.wait()
+    return {"killed": killed, "returncode": process.returncode}
+
+
 def _digests(home: Path, tables: list[str], run_since: str) -> dict:
     command = [
         str(BIN / "python"),
@@ -363,8 +446,14 @@ def check(capability: Capability, work: Path) -> None:
     _release(home)
     shutil.copytree(home, base, symlinks=True)
     since = _now()
+    before = _commit_files(home)
     _run(capability.command, home)
+    commits = _run_commits(home, before)
     reference = _contents(_digests(home, capability.tables, since))
+    if AT["commits"]:
+        capability.kill_points = [(str(commit), -1.0) for commit in commits]
+        if AT["limit"] is not None:
+            capability.kill_points = capability.kill_points[: AT["limit"]]
     print(
         f"[{capability.name}] prepared and reference run in {time.perf_counter() - started:.0f} s",
         flush=True,
@@ -374,7 +463,13 @@ def check(capability: Capability, work: Path) -> None:
         shutil.rmtree(home)
         shutil.copytree(base, home, symlinks=True)
         since = _now()
-        outcome = _run_and_kill(capability.command, home, node, delay)
+        if delay < 0:  # a commit boundary: the commit file, relative to the home
+            outcome = _run_and_kill_at_commit(capability.command, home, Path(node))
+            present = [c for c in commits if (home / c).exists()]
+            outcome["after_commits"] = len(present)
+            outcome["operation"] = _operation(home / node)
+        else:
+            outcome = _run_and_kill(capability.command, home, node, delay)
         survived = True
         if TARGET["name"] == "engine":
             from spark_cdc import engine
@@ -388,8 +483,15 @@ def check(capability: Capability, work: Path) -> None:
         _run(capability.command, home)
         rerun = _contents(_digests(home, capability.tables, since))
         differing = sorted(t for t in reference if reference[t] != rerun.get(t))
+        point = f"{node} +{delay:g}s"
+        if delay < 0:
+            table = Path(node).parents[1].name
+            point = (
+                f"commit {commits.index(Path(node)) + 1}/{len(commits)} ({table} "
+                f"{outcome['operation']}; killed after {outcome['after_commits']} commits)"
+            )
         result = {
-            "kill_point": f"{node} +{delay:g}s",
+            "kill_point": point,
             "killed": outcome["killed"],
             "engine_survived": survived,
             "readable_after_kill": readable,
@@ -426,8 +528,15 @@ def main() -> int:
         help="run the commands embedded (local) or as clients of the home's warm engine",
     )
     parser.add_argument("--kills", type=int, default=None, help="at most N kill points each")
+    parser.add_argument(
+        "--at",
+        choices=("times", "commits"),
+        default="times",
+        help="kill at delays after nodes start (times) or at every commit of the run (commits)",
+    )
     args = parser.parse_args()
     TARGET["name"] = args.target
+    AT.update(commits=args.at == "commits", limit=args.kills)
     from spark_cdc.dbt_invoke import copy_project
 
     shutil.rmtree(args.work / "project", ignore_errors=True)
@@ -435,7 +544,7 @@ def main() -> int:
     chosen = [c for c in capabilities(args.work) if not args.only or c.name in args.only]
     summary = []
     for capability in chosen:
-        if args.kills is not None:
+        if args.kills is not None and args.at == "times":
             capability.kill_points = capability.kill_points[: args.kills]
         check(capability, args.work)
         killed = [r for r in capability.results if r["killed"]]
@@ -452,7 +561,8 @@ def main() -> int:
     print("| --- | --- | --- | --- |")
     for row in summary:
         print(f"| {row['capability']} | {row['kills']} | {row['readable']} | {row['converged']} |")
-    out = PROJECT / "benchmarks" / "results" / f"kill_and_rerun_{args.target}.json"
+    suffix = "_commits" if args.at == "commits" else ""
+    out = PROJECT / "benchmarks" / "results" / f"kill_and_rerun_{args.target}{suffix}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(_merged(out, summary), indent=2))
     survived = all(r["engine_survived"] for row in summary for r in row["results"])
