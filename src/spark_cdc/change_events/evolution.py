@@ -10,7 +10,7 @@ superset of the declared columns with :func:`spark_cdc.schema_drift.inference.ev
   widest type of the widening chain, so a discovered column never changes type between runs and
   an incremental run equals a full rebuild; declare a column to type it);
 - a column set holding a name equal ignoring case to an earlier column (or to a column of the
-  history table) conflicts: its events are quarantined with ``name_collision:<a>:<b>``;
+  history table) conflicts: its events are quarantined with ``name_collision:$.<a>:$.<b>``;
 - a column set holding a new name that a Delta column cannot have (a space or one of
   ``,;{}()=``, a tab or a newline) is quarantined with ``invalid_name:$.<name>`` (checked
   first; dots, dashes and other Unicode are kept).
@@ -49,8 +49,11 @@ class Discovery:
 
 
 def column_sets(events: DataFrame) -> list[tuple[int, tuple[str, ...]]]:
-    """(first batch, sorted column names) of the image column sets of valid events."""
-    valid = events.where(F.col(REASON).isNull() & F.col("column_names").isNotNull())
+    """(first batch, sorted column names) of the image column sets of valid inserts and updates
+    (a delete's image is never read)."""
+    valid = events.where(
+        F.col(REASON).isNull() & F.col("column_names").isNotNull() & _reads_image()
+    )
     rows = (
         valid.groupBy(F.array_sort("column_names").alias("names"))
         .agg(F.min(BATCH).alias("first"))
@@ -122,7 +125,12 @@ def conflict_reason(discovery: Discovery) -> Column:
     names = F.array_sort("column_names")
     for conflict, text in discovery.conflicts.items():
         reason = F.when(names == F.array(*map(F.lit, conflict)), F.lit(text)).otherwise(reason)
-    return reason
+    return F.when(_reads_image(), reason)
+
+
+def _reads_image() -> Column:
+    """Whether an event's image is read: inserts and updates (a delete's is ignored)."""
+    return F.col("change_kind").isin("insert", "update")
 
 
 def with_discovered_images(events: DataFrame, declared: TargetSchema, columns: Sequence[str]):

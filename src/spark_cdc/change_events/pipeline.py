@@ -141,11 +141,13 @@ def _with_watermarks(
     events: DataFrame, feed: DataFrame, prior: DataFrame | None, lateness: timedelta
 ) -> DataFrame:
     """``events`` with the watermark of their batch (the ledger so far counts as earlier)."""
-    # Events quarantined for their column set still tell how far the source's time has got.
+    # Events quarantined for their column set (a name collision, an invalid name) still tell how
+    # far the source's time has got.
     valid_ts = (
         F.col(REASON).isNull()
         | (F.col(REASON) == "too_late")
         | F.col(REASON).startswith("name_collision:")
+        | F.col(REASON).startswith("invalid_name:")
     )
     per_batch = events.where(valid_ts).groupBy(BATCH).agg(F.max("event_ts").alias("batch_max_ts"))
     if prior is not None:
@@ -175,7 +177,7 @@ def ledger_increment(
         late = F.col(REASON).isNull() & (F.col("event_ts") < F.col("watermark"))
         events = events.withColumn(REASON, F.when(late, F.lit("too_late")).otherwise(F.col(REASON)))
     if config.evolve_columns:
-        columns = [BATCH, "column_names", REASON]
+        columns = [BATCH, "change_kind", "column_names", REASON]
         known: DataFrame | None = events.select(*columns)
         if prior is not None:
             # A column set of declared names only cannot conflict: the ledger so far (for the
@@ -251,7 +253,7 @@ def initial_versions(initial: DataFrame, schema: TargetSchema, process_id: str) 
 def _columns(frame: DataFrame, schema: TargetSchema) -> list:
     """The target columns of ``frame``, cast; null for columns it does not have (yet)."""
     return [
-        (F.col(c) if c in frame.columns else F.lit(None)).cast(t).alias(c)
+        (column(c) if c in frame.columns else F.lit(None)).cast(t).alias(c)
         for c, t in schema.columns.items()
     ]
 
@@ -285,11 +287,17 @@ def history_increment(
         new_rows = ledger.where(F.col(BATCH) > F.lit(resolved_through))
     horizon = None
     if prior is not None:
-        # One job tells both whether there is anything new and how far back it reaches.
-        found = new_rows.agg(F.count(F.lit(1)).alias("rows"), F.min("watermark")).first()
+        # One job tells both whether there is anything new and how far back it reaches. A new
+        # batch without a watermark (no valid event before it, or no lateness) bounds nothing:
+        # every event is resolved again.
+        found = new_rows.agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.min("watermark"),
+            F.count_if(F.col("watermark").isNull()),
+        ).first()
         if found[0] == 0:
             return prior.limit(0)
-        horizon = found[1]
+        horizon = found[1] if found[2] == 0 else None
     if prior is not None and resolved_through is not None:
         # The history reflects the batches up to its mark: only the later ones are read for
         # new columns (not the whole ledger).

@@ -34,6 +34,7 @@ from pyspark.sql import functions as F
 
 from spark_cdc.cache_slots import keep, release
 from spark_cdc.change_events.model import TargetSchema
+from spark_cdc.hash_cdc.hashing import column
 
 BEFORE_ANY_EVENT = -(2**63)
 VERSION_COLUMNS = (
@@ -100,10 +101,10 @@ def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) ->
     if base is None:
         return actions
     restored = base.select(
-        _key(F.struct(*(F.col(k) for k in schema.keys)), schema).alias("_key"),
+        _key(F.struct(*(column(k) for k in schema.keys)), schema).alias("_key"),
         F.when(F.col("is_deleted"), F.lit("D")).otherwise(F.lit("U")).alias("_kind"),
         F.col("change_type"),
-        F.when(~F.col("is_deleted"), F.struct(*(F.col(c) for c in schema.columns))).alias(
+        F.when(~F.col("is_deleted"), F.struct(*(column(c) for c in schema.columns))).alias(
             "_values"
         ),
         F.lit(None).cast(actions.schema["_src"].dataType).alias("_src"),
@@ -309,7 +310,7 @@ def resolve_versions(
 def _as_current(versions: DataFrame, schema: TargetSchema, *extra: Column) -> DataFrame:
     """Versions in the current table's shape (plus ``extra`` columns)."""
     return versions.select(
-        *schema.columns,
+        *(column(c) for c in schema.columns),
         "created_at",
         F.col("valid_from").alias("updated_at"),
         F.col("change_type").alias("last_change_type"),
