@@ -129,11 +129,16 @@ def _load_bronze(
     fail, here retried from a fresh read of bronze."""
     identity = load_identity("bronze", table)
     for attempt in range(1, _BRONZE_ATTEMPTS + 1):
+        existing = spark.catalog.tableExists(table)
         number = next_load(spark, table)  # before bronze is read
         increment = bronze_increment(lines, _table_or_none(spark, table), process_id, folders)
         writer = increment.write.format("delta").mode("append")
+        if existing:
+            # Bronze's first write creates it (no one before it; a table-creating write keeps
+            # no userMetadata, so its number could not be read back): only later loads claim.
+            writer = writer.options(**write_options(identity, number))
         try:
-            writer.options(**write_options(identity, number)).saveAsTable(table)
+            writer.saveAsTable(table)
             return
         except Exception as error:
             if not is_overlap(error) or attempt == _BRONZE_ATTEMPTS:
