@@ -57,3 +57,17 @@ def test_an_applied_date_carried_by_an_alter_is_not_an_applied_date(spark, table
     day_2 = {EFFECTIVE_DATE_KEY: "2026-01-02"}
     _with_mark(spark, day_2, f"alter table {table} add columns (x int)")
     assert [date for _, date in applied_dates(spark, table)] == ["2026-01-01"]
+
+
+def test_a_restore_takes_the_mark_back_to_the_version_it_restored(spark, table):
+    # Recovering from a bad run by hand: `restore table ... to version as of N` undoes the later
+    # commits, their marks too; the next run goes on from the restored version's mark.
+    _with_mark(spark, {PROGRESS_KEY: 3}, f"create table {table} using delta as select 1 as id")
+    _with_mark(spark, {PROGRESS_KEY: 5}, f"insert into {table} values (2)")
+    _with_mark(spark, {PROGRESS_KEY: 8}, f"insert into {table} values (3)")
+    spark.sql(f"restore table {table} to version as of 1")
+    assert resolved_through(spark, table) == 5
+    spark.sql(f"restore table {table} to version as of 0")
+    assert resolved_through(spark, table) == 3
+    _with_mark(spark, {PROGRESS_KEY: 6}, f"insert into {table} values (4)")
+    assert resolved_through(spark, table) == 6

@@ -19,7 +19,7 @@ import json
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_cdc.delta_commits import DATA_OPERATIONS
+from spark_cdc.delta_commits import live_marks
 
 PROGRESS_KEY = "spark_cdc_resolved_through_batch"
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
@@ -27,19 +27,22 @@ BATCH = "_batch_id"
 
 
 def resolved_through(spark: SparkSession, table: str) -> int | None:
-    """The mark of the latest data commit of ``table`` that carries one (None: no mark yet)."""
+    """The mark of the latest data commit of ``table`` that carries one and that its state still
+    holds (a RESTORE undoes the marks of the commits it reverts); None: no mark yet."""
     if not spark.catalog.tableExists(table):
         return None
-    history = spark.sql(f"describe history {table}").select("version", "operation", "userMetadata")
-    data_commits = history.where(F.col("operation").isin(*sorted(DATA_OPERATIONS)))
-    for row in data_commits.orderBy(F.col("version").desc()).collect():
-        try:
-            mark = json.loads(row.userMetadata or "{}").get(PROGRESS_KEY)
-        except (json.JSONDecodeError, AttributeError):
-            mark = None
-        if mark is not None:
-            return int(mark)
-    return None
+    columns = ("version", "timestamp", "operation", "operationParameters", "userMetadata")
+    history = spark.sql(f"describe history {table}").select(*columns).collect()
+    live = live_marks(history, _mark)
+    return live[-1][1] if live else None
+
+
+def _mark(user_metadata: str | None) -> int | None:
+    try:
+        mark = json.loads(user_metadata or "{}").get(PROGRESS_KEY)
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    return None if mark is None else int(mark)
 
 
 def latest_batch(ledger: DataFrame) -> int | None:

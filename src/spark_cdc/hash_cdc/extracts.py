@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from spark_cdc.delta_commits import writes_rows
+from spark_cdc.delta_commits import live_marks
 from spark_cdc.hash_cdc.config import ConfigError, DatasetConfig
 from spark_cdc.paths import spark_location
 
@@ -157,7 +157,7 @@ def applied_dates(spark: SparkSession, table: str) -> list[tuple[int, str]]:
         .select("version", "timestamp", "operation", "operationParameters", "userMetadata")
         .collect()
     )
-    return _live_dates(sorted(history, key=lambda row: row.version))
+    return _live_dates(history)
 
 
 def _commit_date(user_metadata: str | None) -> str | None:
@@ -168,42 +168,9 @@ def _commit_date(user_metadata: str | None) -> str | None:
         return None
 
 
-def _version_at(history: list, stamp: str) -> int | None:
-    """The latest version committed at or before ``stamp`` (how Delta resolves a timestamp;
-    history times are zone-less UTC, a stamp with an offset is converted); None when the text is
-    not a timestamp."""
-    from datetime import UTC, datetime
-
-    try:
-        moment = datetime.fromisoformat(stamp.strip())
-    except ValueError:
-        return None
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC).replace(tzinfo=None)
-    earlier = [row.version for row in history if row.timestamp <= moment]
-    return max(earlier) if earlier else None
-
-
 def _live_dates(history: list) -> list[tuple[int, str]]:
-    """Replay ``history`` (oldest first): the dates applied after each version, a RESTORE
-    going back to the dates of the version it restored (by number or by timestamp)."""
-    after: dict[int, list[tuple[int, str]]] = {}
-    live: list[tuple[int, str]] = []
-    for row in history:
-        if row.operation == "RESTORE":
-            parameters = row.operationParameters or {}
-            target = parameters.get("version")
-            if target is None and parameters.get("timestamp"):
-                target = _version_at(history, str(parameters["timestamp"]))
-            if target is not None:
-                live = list(after.get(int(target), []))
-        elif writes_rows(row.operation):
-            # A mark on DDL (an ALTER of on_schema_change before the write) is not yet true.
-            date = _commit_date(row.userMetadata)
-            if date:
-                live = [*live, (int(row.version), date)]
-        after[int(row.version)] = live
-    return live
+    """(version, date) of the date-applying commits the table's state still holds."""
+    return live_marks(history, _commit_date)
 
 
 class OutOfOrderDateError(RuntimeError):
