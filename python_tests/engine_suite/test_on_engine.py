@@ -1,5 +1,6 @@
 """The project on a real engine: seeds, snapshots day 1 -> day 2 with every metadata value checked,
-a Python model, the change-event models after a landing, one hash-CDC date and docs generate.
+a Python model, the change-event models after a landing, two overlapping runs of one ledger (the
+warm engine only), one hash-CDC date and docs generate.
 On a SQL-only engine (Thrift) the SQL parts run and Python models are refused before anything
 runs.
 
