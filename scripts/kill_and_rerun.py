@@ -344,17 +344,23 @@ def _run(command: list[str], home: Path) -> None:
         )
 
 
-def _run_and_kill(command: list[str], home: Path, node: str, delay: float) -> dict:
-    """Run ``command``; SIGKILL its process group ``delay`` s after ``node`` STARTs."""
-    process = subprocess.Popen(
+def _start(command: list[str], home: Path, output: int) -> subprocess.Popen:
+    """Start ``command`` in a process group of its own (killed whole), its output (with
+    stderr) to ``output``: PIPE to read it as text, DEVNULL to drop it."""
+    return subprocess.Popen(
         command,
         cwd=RUN_FROM["project"],
         env=_env(home),
-        stdout=subprocess.PIPE,
+        stdout=output,
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
     )
+
+
+def _run_and_kill(command: list[str], home: Path, node: str, delay: float) -> dict:
+    """Run ``command``; SIGKILL its process group ``delay`` s after ``node`` STARTs."""
+    process = _start(command, home, subprocess.PIPE)
     killed = {"at": None}
 
     def kill_later() -> None:
@@ -379,14 +385,7 @@ def _run_and_kill_at_commit(command: list[str], home: Path, commit: Path) -> dic
     """Run ``command``; SIGKILL its process group as soon as the commit file ``commit``
     (relative to the home) exists."""
     target = home / commit
-    process = subprocess.Popen(
-        command,
-        cwd=RUN_FROM["project"],
-        env=_env(home),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    process = _start(command, home, subprocess.DEVNULL)
     killed = False
     while process.poll() is None:
         if target.exists():
