@@ -36,7 +36,10 @@ def load_identity(kind: str, table: str) -> str:
 
 
 def last_load(spark: Any, table: str) -> int | None:
-    """The number of the table's latest load (None: none yet, or no such table)."""
+    """The number of the table's newest load (numbers only grow; None: none yet, or no table).
+
+    Commits a RESTORE reverted count too: the next claim stays above every number Delta may
+    still hold for this identity (a claim at or below it would be skipped)."""
     if not spark.catalog.tableExists(table):
         return None
     statement = f"describe history {table}"
@@ -68,16 +71,10 @@ def load_metadata(number: int) -> str:
 
 def claim_next_write(spark: Any, app_id: str, number: int) -> None:
     """Make this session's next Delta write load ``number`` of ``app_id`` (the model's
-    post-hook, or :func:`release_claim`, clears it)."""
+    post-hook resets the three settings)."""
     spark.conf.set(TXN_APP_ID, app_id)
     spark.conf.set(TXN_VERSION, str(number))
     spark.conf.set(USER_METADATA, load_metadata(number))
-
-
-def release_claim(spark: Any) -> None:
-    """Clear a claim this session made (no later write of the session carries it)."""
-    for key in (TXN_VERSION, TXN_APP_ID, USER_METADATA):
-        spark.conf.unset(key)
 
 
 def write_options(app_id: str, number: int) -> dict[str, str]:
