@@ -1,7 +1,19 @@
 {#- The SQL models of a change-event source: quarantine and run summary, from its ledger (and
-    history). -#}
+    history). Both are incremental: a run reads the ledger batches above the ones its table
+    holds (the ledger's files keep _batch_id statistics), not the whole ledger. -#}
 
-{#- Events that were not applied, with the raw event and the reason. -#}
+{#- The highest value of `column` in `relation` (Delta answers it from its file statistics),
+    none when the relation is empty or when not executing. -#}
+{% macro highest_value(relation, column) %}
+    {%- if not execute -%}{{ return(none) }}{%- endif -%}
+    {%- set found = run_query('select max(' ~ column ~ ') from ' ~ relation) -%}
+    {{ return(found.columns[0].values()[0]) }}
+{% endmacro %}
+
+
+{#- Events that were not applied, with the raw event and the reason: on an incremental run, those
+    of the batches above the highest batch the table holds (the model's merge replaces the rows
+    of those batches: a rerun or an overlapping run writes them once). -#}
 {% macro change_events_quarantine(ledger) %}
 select
     _batch_id,
@@ -18,12 +30,72 @@ select
     event_fingerprint,
     process_id
 from {{ ledger }}
-where status = 'quarantined'
+where
+    status = 'quarantined'
+    {%- set through = spark_cdc.highest_value(this, '_batch_id') if is_incremental() else none %}
+    {%- if through is not none %}
+    and _batch_id > {{ through | int }}
+    {%- endif %}
 {% endmacro %}
 
 
-{#- One row per dbt run that took in events: what came in, what happened to it. -#}
+{#- The runs whose summary rows an incremental run writes, and the earliest event_ts of their
+    applied events: the runs that took in the ledger batches above the table's last batch, and
+    the earlier runs whose versions those runs' history writes re-resolved (a new event tied with
+    one of theirs, so the ambiguity of their versions changed). Each bound is a literal, so that
+    Delta skips the ledger and history files outside it. none: summarize every run (a full
+    build, or the first run's versions were re-resolved: its row also counts the initial rows). -#}
+{% macro change_events_summary_scope(ledger, history) %}
+    {%- set through = spark_cdc.highest_value(this, 'last_batch_id') -%}
+    {%- if through is none -%}{{ return(none) }}{%- endif -%}
+    {%- set found = run_query(
+        "select concat_ws(',', sort_array(collect_set(process_id))), "
+        ~ "cast(min(case when status = 'applied' then event_ts end) as string) "
+        ~ "from " ~ ledger ~ " where _batch_id > " ~ (through | int)) -%}
+    {%- set new_runs = spark_cdc.split_list(found.columns[0].values()[0]) -%}
+    {%- set lowest = found.columns[1].values()[0] -%}
+    {%- if not new_runs -%}{{ return({'runs': [], 'since': none}) }}{%- endif -%}
+    {%- set runs = [] + new_runs -%}
+    {%- if lowest is not none -%}
+        {%- set affected = run_query(
+            "select concat_ws(',', sort_array(collect_set(process_id))) from " ~ ledger
+            ~ " where status = 'applied' and event_ts >= '" ~ lowest ~ "'"
+            ~ " and event_fingerprint in (select event_fingerprint from " ~ history
+            ~ " where process_id in (" ~ spark_cdc.sql_strings(new_runs) ~ ")"
+            ~ " and valid_from >= '" ~ lowest ~ "')").columns[0].values()[0] -%}
+        {%- for run in spark_cdc.split_list(affected) if run not in runs -%}
+            {%- do runs.append(run) -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {%- set first_run = run_query(
+        "select min_by(process_id, first_batch_id) from " ~ this).columns[0].values()[0] -%}
+    {%- if first_run in runs -%}{{ return(none) }}{%- endif -%}
+    {%- set since = run_query(
+        "select cast(min(event_ts) as string) from " ~ ledger
+        ~ " where status = 'applied' and process_id in (" ~ spark_cdc.sql_strings(runs) ~ ")"
+    ).columns[0].values()[0] -%}
+    {{ return({'runs': runs, 'since': since}) }}
+{% endmacro %}
+
+
+{#- The items of a comma-separated text (a run query's concat_ws of process ids); [] for none. -#}
+{% macro split_list(text) %}
+    {{ return([] if not text else (text | string).split(',')) }}
+{% endmacro %}
+
+
+{#- `values` as a comma-separated list of SQL string literals. -#}
+{% macro sql_strings(values) -%}
+    {%- for value in values -%}'{{ value | replace("'", "''") }}'{{ ', ' if not loop.last }}{%- endfor -%}
+{%- endmacro %}
+
+
+{#- One row per dbt run that took in events: what came in, what happened to it. An incremental
+    run writes the rows of change_events_summary_scope's runs (the model merges on process_id). -#}
 {% macro change_events_run_summary(ledger, history) %}
+{%- set scope = spark_cdc.change_events_summary_scope(ledger, history) if is_incremental() else none %}
+{%- set runs_filter = none if scope is none else
+    ('false' if not scope.runs else 'process_id in (' ~ spark_cdc.sql_strings(scope.runs) ~ ')') %}
 with events as (
     select
         process_id,
@@ -36,6 +108,9 @@ with events as (
         count_if(status = 'quarantined') as quarantined,
         count_if(quarantine_reason = 'too_late') as too_late
     from {{ ledger }}
+    {%- if runs_filter %}
+    where {{ runs_filter }}
+    {%- endif %}
     group by process_id
 ),
 
@@ -48,9 +123,15 @@ applied_events as (
         event_fingerprint,
         min(process_id) as process_id
     from {{ ledger }}
-    where status = 'applied'
+    where
+        status = 'applied'
+        {%- if runs_filter %}
+        and {{ runs_filter }}
+        {%- endif %}
     group by event_fingerprint
 ),
+
+{%- if scope is none %}
 
 first_run as (
     select min_by(process_id, _batch_id) as process_id
@@ -70,6 +151,24 @@ versions as (
         on history.event_fingerprint = applied_events.event_fingerprint
     group by 1
 )
+{%- else %}
+
+versions as (
+    select
+        applied_events.process_id,
+        count(*) as versions_written,
+        count_if(history.is_ambiguous) as ambiguous_versions
+    from {{ history }} as history
+    inner join applied_events
+        on history.event_fingerprint = applied_events.event_fingerprint
+    {%- if scope.since is none %}
+    where false
+    {%- else %}
+    where history.valid_from >= '{{ scope.since }}'
+    {%- endif %}
+    group by 1
+)
+{%- endif %}
 
 select
     events.process_id,

@@ -43,6 +43,7 @@ _ENV.globals.update(
         "var": lambda name, default=None: default,
         "return": _return,
         "this": "this_model",
+        "is_incremental": lambda: False,
     }
 )
 # Macros call each other by namespace too: the namespace is a global before any file loads.

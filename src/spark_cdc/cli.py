@@ -121,9 +121,14 @@ def _run_stream(args: argparse.Namespace) -> int:
         "tie_rate",
         "late_batch_rate",
         "malformed_rate",
+        "insert_rate",
+        "reinsert_rate",
+        "delete_rate",
     ):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise GeneratorError(f"{name} must be between 0.0 and 1.0")
+    if args.insert_rate + args.reinsert_rate + args.delete_rate > 1.0:
+        raise GeneratorError("insert, re-insert and delete rates must add up to at most 1.0")
     if args.events < 0 or args.initial_rows < 0 or args.batches < 1:
         raise GeneratorError("events and initial rows must be >= 0, batches >= 1")
     spec = _spec_from(args, StreamSpec)

@@ -1,4 +1,4 @@
-{{ config(materialized='table') }}
+{{ config(materialized='incremental', incremental_strategy='merge', unique_key='process_id') }}
 
 -- One row per dbt run that took in events of accounts: what came in, what happened to it.
 {{ spark_cdc.change_events_run_summary(

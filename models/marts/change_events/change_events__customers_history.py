@@ -10,7 +10,10 @@ def model(dbt, session):
         unique_key=["id", "version_id"],
         merge_update_condition="DBT_INTERNAL_SOURCE.row_hash != DBT_INTERNAL_DEST.row_hash",
         on_schema_change="append_new_columns",
+        partition_by="is_current",
+        merge_target_floor="valid_to",
         post_hook=[
+            "reset spark_cdc.merge.target_floor",
             "reset spark.databricks.delta.commitInfo.userMetadata",
             "reset spark.databricks.delta.properties.defaults.dataSkippingStatsColumns",
         ],

@@ -7,14 +7,14 @@ State and its bounds
   per run. It is the audit trail, and the source of truth for replays.
 - The **history** (SCD2 versions, resolve.resolve_versions) is the resolver's state: the versions
   live at any instant H are the state at H (tombstones included, as deleted versions).
-- ``allowed_lateness`` bounds the work of a run. A batch's *watermark* is the latest event_ts of
+- ``allowed_lateness`` bounds what is applied: a batch's *watermark* is the latest event_ts of
   the valid events of all earlier batches (ingestion order, ``_batch_id``) minus the allowed
   lateness; an event older than its batch's watermark is quarantined as ``too_late`` (kept, never
-  applied). A run then only re-resolves the applied events at or after its horizon H (the
-  lowest watermark of its new batches), starting from the history versions live at H for the
-  keys those events touch; versions before H are final. Without ``allowed_lateness`` no event is
-  ever too late and every run re-resolves all events (exact for any lateness, cost grows with
-  the feed).
+  applied). Without ``allowed_lateness`` no event is ever too late.
+- A run re-resolves only what its new applied events can change (history_increment): the keys
+  they act on (and the keys moves link to them), from their versions live at the earliest new
+  event_ts. An in-order run reads its own events and those keys' open versions; a late event
+  makes it read the applied events since that event's time, and resolve its keys only.
 
 Because watermarks depend only on the batches' ingestion order, a full rebuild from all batches
 quarantines the same events and yields the same versions as any sequence of incremental runs.
@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from pyspark.sql import DataFrame, Window
@@ -44,7 +44,12 @@ from spark_cdc.change_events.evolution import (
 )
 from spark_cdc.change_events.model import ChangeEventConfigError, TargetSchema
 from spark_cdc.change_events.normalize import REASON, normalize_events
-from spark_cdc.change_events.resolve import VERSION_COLUMNS, resolve_versions
+from spark_cdc.change_events.resolve import (
+    VERSION_COLUMNS,
+    key_struct,
+    moves_a_key,
+    resolve_versions,
+)
 from spark_cdc.hash_cdc.hashing import column
 
 BATCH = "_batch_id"
@@ -158,12 +163,20 @@ def _with_watermarks(
     return events.join(F.broadcast(marks), BATCH, "left")
 
 
+def new_batches(feed: DataFrame, prior: DataFrame) -> DataFrame:
+    """The feed's batches above the highest batch of the ledger so far (the landing numbers
+    batches upward and a ledger run takes every batch it finds, so no batch below it is new):
+    the ledger is asked for one maximum, which Delta answers from its file statistics."""
+    highest = prior.agg(F.max(BATCH)).first()[0]
+    return feed if highest is None else feed.where(F.col(BATCH) > F.lit(highest))
+
+
 def ledger_increment(
     feed: DataFrame, prior: DataFrame | None, config: SourceConfig, process_id: str
 ) -> DataFrame:
     """Ledger rows for the feed's batches that ``prior`` (the ledger so far) does not hold."""
     if prior is not None:
-        feed = feed.join(F.broadcast(prior.select(BATCH).distinct()), BATCH, "left_anti")
+        feed = new_batches(feed, prior)
     # Kept: read by the ledger rows, the column sets and (with a lateness) the per-batch
     # watermarks, and filtered on its reason (which the optimizer would otherwise inline into
     # every filter).
@@ -200,8 +213,15 @@ def ledger_increment(
         if horizon is not None:
             seen = seen.where(F.col("event_ts") >= F.lit(horizon))
         # Only this increment's own fingerprints are looked up in the ledger so far (a small
-        # increment is broadcast): the earlier events are read, not shuffled.
-        fresh = events.where(F.col(REASON).isNull()).select("event_fingerprint")
+        # increment is broadcast): the earlier events are read, not shuffled. An exact
+        # duplicate has its original's event_ts (the fingerprint covers it), so only the
+        # earlier events within the increment's time span are read (the ledger's files keep
+        # event_ts statistics).
+        fresh = events.where(F.col(REASON).isNull()).select("event_fingerprint", "event_ts")
+        span = fresh.agg(F.min("event_ts"), F.max("event_ts")).first()
+        if span[0] is not None:
+            seen = seen.where(F.col("event_ts").between(F.lit(span[0]), F.lit(span[1])))
+        fresh = fresh.select("event_fingerprint")
         seen = (
             seen.select("event_fingerprint")
             .join(fresh, "event_fingerprint", "left_semi")
@@ -258,14 +278,81 @@ def _columns(frame: DataFrame, schema: TargetSchema) -> list:
     ]
 
 
-def _touched_keys(events: DataFrame, schema: TargetSchema) -> DataFrame:
-    image_keys = events.where(F.col("image").isNotNull()).select(
-        *(F.col("image")[k].alias(k) for k in schema.keys)
+def _action_keys(events: DataFrame, schema: TargetSchema) -> DataFrame:
+    """``_key`` (a struct of the key columns) of every key the events act on: an insert's or
+    update's image key, a delete's old key, both for an update that moves its key."""
+    upserts = events.where(F.col("change_kind").isin("insert", "update"))
+    outs = events.where((F.col("change_kind") == "delete") | moves_a_key(schema))
+    return (
+        upserts.select(key_struct(F.col("image"), schema).alias("_key"))
+        .unionByName(outs.select(F.col("old_key").alias("_key")))
+        .distinct()
     )
-    old_keys = events.where(F.col("old_key").isNotNull()).select(
-        *(F.col("old_key")[k].alias(k) for k in schema.keys)
+
+
+def _linked_keys(keys: DataFrame, events: DataFrame, schema: TargetSchema) -> DataFrame:
+    """``keys`` grown by every key that a key-moving event of ``events`` links to one of them
+    (old key to new key and back), until no event adds one: the keys whose versions can change
+    together (a move-in inherits created_at from its source key's run)."""
+    moves = events.where(moves_a_key(schema)).select(
+        F.col("old_key").alias("_from"), key_struct(F.col("image"), schema).alias("_to")
     )
-    return image_keys.unionByName(old_keys).distinct()
+    if moves.isEmpty():
+        return keys
+    edges = moves.unionByName(
+        moves.select(F.col("_to").alias("_from"), F.col("_from").alias("_to"))
+    ).localCheckpoint()
+    reached = keys.localCheckpoint()
+    count = reached.count()
+    while True:
+        linked = edges.join(
+            F.broadcast(reached.withColumnRenamed("_key", "_from")), "_from", "left_semi"
+        ).select(F.col("_to").alias("_key"))
+        grown = reached.unionByName(linked).distinct().localCheckpoint()
+        grown_count = grown.count()
+        if grown_count == count:
+            return grown
+        reached, count = grown, grown_count
+
+
+def _on_keys(events: DataFrame, keys: DataFrame, schema: TargetSchema) -> DataFrame:
+    """The events that act on one of ``keys`` (by their image key or their old key)."""
+    flagged = keys.select("_key", F.lit(True).alias("_hit"))
+    by_image = flagged.select(F.col("_key").alias("_image_key"), F.col("_hit").alias("_hit_i"))
+    by_old = flagged.select(F.col("_key").alias("_old_key"), F.col("_hit").alias("_hit_o"))
+    return (
+        events.withColumn(
+            "_image_key",
+            F.when(
+                F.col("change_kind").isin("insert", "update"), key_struct(F.col("image"), schema)
+            ),
+        )
+        .withColumn("_old_key", F.col("old_key"))
+        .join(F.broadcast(by_image), "_image_key", "left")
+        .join(F.broadcast(by_old), "_old_key", "left")
+        .where(F.coalesce(F.col("_hit_i"), F.col("_hit_o"), F.lit(False)))
+        .drop("_image_key", "_old_key", "_hit_i", "_hit_o")
+    )
+
+
+def _as_columns(keys: DataFrame, schema: TargetSchema) -> DataFrame:
+    return keys.select(*(F.col("_key")[k].alias(k) for k in schema.keys))
+
+
+def _new_rows(ledger: DataFrame, process_id: str, resolved_through: int | None) -> DataFrame:
+    """The ledger rows a history run takes in: above the mark (without one: this run's)."""
+    if resolved_through is None:
+        return ledger.where(F.col("process_id") == process_id)
+    return ledger.where(F.col(BATCH) > F.lit(resolved_through))
+
+
+def increment_horizon(
+    ledger: DataFrame, process_id: str, resolved_through: int | None = None
+) -> datetime | None:
+    """The earliest event_ts of the applied events a history run takes in (history_increment):
+    every history version it changes was live at or after it; None when it applies nothing."""
+    applied_ts = F.when(F.col("status") == "applied", F.col("event_ts"))
+    return _new_rows(ledger, process_id, resolved_through).agg(F.min(applied_ts)).first()[0]
 
 
 def history_increment(
@@ -279,25 +366,24 @@ def history_increment(
 ) -> DataFrame:
     """History versions to merge (on the key columns and version_id) for the ledger batches above
     ``resolved_through`` (the history's mark, see progress; without one, the batches this run
-    ``process_id`` ledgered); all versions when ``prior`` is None (a full build)."""
+    ``process_id`` ledgered); all versions when ``prior`` is None (a full build).
+
+    An increment re-resolves only what its new applied events can change. Its *horizon* H is the
+    earliest event_ts among them: a version depends only on the actions at or before its own
+    position (and its valid_to on the next one), so every version that ends before H stays as
+    it is. The keys re-resolved are the keys the new events act on, grown by every key that an
+    applied event at or after H moves to or from one of them (a move-in inherits created_at
+    across keys); for those keys the applied events at or after H are resolved again, starting
+    from their versions live at H (and existing rows restored at or after H). No other key's
+    versions can change. An in-order increment thus reads its own events and the open versions
+    of the keys it touches; a late event reaches back to its own time, for its keys only."""
     declared = config.schema
-    if resolved_through is None:
-        new_rows = ledger.where(F.col("process_id") == process_id)
-    else:
-        new_rows = ledger.where(F.col(BATCH) > F.lit(resolved_through))
+    new_rows = _new_rows(ledger, process_id, resolved_through)
     horizon = None
     if prior is not None:
-        # One job tells both whether there is anything new and how far back it reaches. A new
-        # batch without a watermark (no valid event before it, or no lateness) bounds nothing:
-        # every event is resolved again.
-        found = new_rows.agg(
-            F.count(F.lit(1)).alias("rows"),
-            F.min("watermark"),
-            F.count_if(F.col("watermark").isNull()),
-        ).first()
-        if found[0] == 0:
+        horizon = increment_horizon(ledger, process_id, resolved_through)
+        if horizon is None:
             return prior.limit(0)
-        horizon = found[1] if found[2] == 0 else None
     if prior is not None and resolved_through is not None:
         # The history reflects the batches up to its mark: only the later ones are read for
         # new columns (not the whole ledger).
@@ -309,15 +395,22 @@ def history_increment(
     applied = with_discovered_images(
         ledger.where(F.col("status") == "applied"), declared, discovered
     )
-    if prior is None or horizon is None:
+    if prior is None:
         base = None if initial is None else initial_versions(initial, schema, process_id)
         return _resolved(applied, base, config, high_dttm, process_id)
-    events = applied.where(F.col("event_ts") >= F.lit(horizon))
+    since = F.col("event_ts") >= F.lit(horizon)
+    window = keep(applied.where(since), "change_events.history_window")
+    if resolved_through is None:
+        fresh = window.where(F.col("process_id") == process_id)
+    else:
+        fresh = window.where(F.col(BATCH) > F.lit(resolved_through))
+    keys = _linked_keys(_action_keys(fresh, schema), window, schema)
+    events = _on_keys(window, keys, schema)
     at_horizon = (
         (F.col("valid_from") < F.lit(horizon)) & (F.col("valid_to") >= F.lit(horizon))
     ) | ((F.col("version_id") == INITIAL_VERSION) & (F.col("valid_from") >= F.lit(horizon)))
     base = prior.where(at_horizon).join(
-        _touched_keys(events, schema), list(schema.keys), "left_semi"
+        F.broadcast(_as_columns(keys, schema)), list(schema.keys), "left_semi"
     )
     return _resolved(
         events,

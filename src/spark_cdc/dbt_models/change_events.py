@@ -18,12 +18,13 @@ from spark_cdc.change_events.debezium import normalize_debezium
 from spark_cdc.change_events.evolution import add_missing_columns, columns_in
 from spark_cdc.change_events.normalize import RAW_RECORD
 from spark_cdc.change_events.pipeline import (
-    BATCH,
     HISTORY_TABLE_PROPERTIES,
     LEDGER_TABLE_PROPERTIES,
     SourceConfig,
     history_increment,
+    increment_horizon,
     ledger_increment,
+    new_batches,
 )
 from spark_cdc.change_events.progress import (
     latest_batch,
@@ -38,6 +39,8 @@ from spark_cdc.delta_properties import apply_property_defaults
 from spark_cdc.idempotent_loads import claim_next_write, load_identity, next_load
 
 INPUTS = ("events", "debezium")
+# Read by the merge of a model with merge_target_floor (macros/incremental/merge.sql).
+MERGE_TARGET_FLOOR = "spark_cdc.merge.target_floor"
 DEFAULT_HIGH_DTTM = "9999-12-31 23:59:59"
 
 
@@ -71,7 +74,7 @@ def ledger(dbt: Any, session: SparkSession, meta: Mapping[str, Any], feed: DataF
     prior = _prior(dbt, session)
     if settings(meta).get("input") == "debezium":
         if prior is not None:
-            feed = feed.join(prior.select(BATCH).distinct(), BATCH, "left_anti")
+            feed = new_batches(feed, prior)
         feed = normalize_debezium(feed, config.schema).withColumnRenamed(
             "source_message", RAW_RECORD
         )
@@ -95,6 +98,12 @@ def history(
     versions = history_increment(
         ledger, prior, initial, config, high_dttm, process_id(session), through
     )
+    if prior is not None:
+        # Every version the MERGE changes was live at or after the increment's horizon: the
+        # MERGE looks at no closed version that ended before it (macros/incremental/merge.sql).
+        horizon = increment_horizon(ledger, process_id(session), through)
+        if horizon is not None:
+            session.conf.set(MERGE_TARGET_FLOOR, str(horizon))
     # The write's commit records the ledger batches the history now reflects.
     record_progress(session, latest_batch(ledger))
     apply_property_defaults(session, HISTORY_TABLE_PROPERTIES)  # a new table's statistics

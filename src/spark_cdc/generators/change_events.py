@@ -3,7 +3,9 @@
 A simulated source table (``id`` int key, ``name`` string, ``amount`` int) starts with
 ``initial_rows`` rows and changes through ``events`` events: inserts of new keys, updates (a share
 of them change the key, continuing chains up to ``max_chain`` moves), deletes and re-inserts of
-deleted keys. Knobs add exact duplicates, ties on ``event_ts`` broken by ``event_seq``, malformed
+deleted keys (their shares: ``insert_rate``, ``reinsert_rate``, ``delete_rate``; the rest are
+updates: equal re-insert and delete rates without inserts keep the live keys about fixed). Knobs
+add exact duplicates, ties on ``event_ts`` broken by ``event_seq``, malformed
 events, shuffled order inside each batch and late batches (delivered after later ones). The
 expected final state is computed by the plain-Python reference (change_events.reference).
 """
@@ -39,6 +41,9 @@ class StreamSpec:
     tie_rate: float = 0.02
     late_batch_rate: float = 0.2
     malformed_rate: float = 0.01
+    insert_rate: float = 0.15
+    reinsert_rate: float = 0.05
+    delete_rate: float = 0.10
     seed: int = 0
 
 
@@ -111,15 +116,15 @@ def generate_stream(spec: StreamSpec, show_progress: bool = False, with_expected
             events.append(_malformed(rng, ts, seq))
             continue
         roll = rng.random()
-        if not live or roll < 0.15:
+        if not live or roll < spec.insert_rate:
             key, next_key = next_key, next_key + 1
             events.append(ChangeEvent("insert", ts, seq, *_image(key, rng)))
             live.add(key)
-        elif roll < 0.2 and deleted:
+        elif roll < spec.insert_rate + spec.reinsert_rate and deleted:
             key = deleted.pop(rng.randrange(len(deleted)))
             events.append(ChangeEvent("INSERT", ts, seq, *_image(key, rng)))
             live.add(key)
-        elif roll < 0.3:
+        elif roll < spec.insert_rate + spec.reinsert_rate + spec.delete_rate:
             key = live.choice(rng)
             events.append(ChangeEvent("delete", ts, seq, None, None, ("id",), (str(key),)))
             live.remove(key)

@@ -1,0 +1,274 @@
+"""What one increment costs as the history grows: a run should read what the increment changed,
+not the table's age. Through dbt, as a user runs it, figures from Spark's own event log.
+
+Change events (``--capability change_events``): the demo source ``customers`` at fixed live keys
+(``--live-keys`` existing rows; the generator's re-inserts balance its deletes and no event
+inserts a new key, so only the history grows), a history of H events (``--histories``) in
+batches of I events (``--increment``), then one more batch of I events. Steps:
+
+1. generate the stream, land the first H events and build the models (the full build);
+2. land the next batch and run the models (the increment), then ``dbt test`` the same models;
+3. the floor, in the same run: what a Spark engineer writes without the project for the same
+   batch: the latest event per key of the increment (one aggregate) and one Delta MERGE into a
+   copy of the current table (the same live keys).
+
+For every step: Spark jobs, records and bytes read, shuffle bytes written (summed over the
+application's tasks), wall seconds and peak resident memory of the command's process tree; for
+the increment, the same per dbt model. Ratios: increment at H / increment at the smallest H,
+increment / floor. Results to benchmarks/results/increments_<capability>.json.
+
+Usage: ``.venv/bin/python benchmarks/bench_increments.py --histories 100000 1000000``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import save_results, timed_subprocess_peak
+from _event_log import Application, Reads, event_log_conf, new_applications, read_applications
+
+from spark_cdc.dbt_invoke import copy_project
+
+PROJECT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+CHANGE_EVENT_MODELS = ("stg_change_events__customers+", "stg_change_events__customers_initial+")
+LANDING = "landing.customers_change_events"
+CURRENT = "spark_cdc.change_events__customers_current"
+
+FLOOR = """
+import sys, time
+from delta.tables import DeltaTable
+from pyspark.sql import functions as F
+from spark_cdc.runtime import get_or_create_session
+
+spark = get_or_create_session()
+batch = int(sys.argv[1])
+spark.sql("drop table if exists spark_cdc.floor_current")
+spark.sql("create table spark_cdc.floor_current using delta as select * from {current}")
+started = int(time.time() * 1000)
+VALUES = {{"name": "s.name", "amount": "s.amount", "updated_at": "s.updated_at"}}
+events = spark.table("{landing}").where(F.col("_batch_id") == batch)
+valid = events.where(
+    F.lower("change_type").isin("insert", "update", "delete") & F.col("event_ts").isNotNull()
+)
+image_key = F.element_at("column_values", 1)
+old_key = F.element_at("old_key_values", 1)
+# An update that moves a key is a delete of the old key and an upsert of the new one.
+actions = valid.select(
+    F.coalesce(image_key, old_key).cast("int").alias("id"),
+    F.when(F.lower("change_type") == "delete", "delete").otherwise("upsert").alias("kind"),
+    "event_ts", "event_seq", "column_values",
+).unionByName(
+    valid.where((F.lower("change_type") == "update") & (old_key != image_key)).select(
+        old_key.cast("int").alias("id"), F.lit("delete").alias("kind"),
+        "event_ts", "event_seq", "column_values",
+    )
+)
+latest = (
+    actions.groupBy("id")
+    .agg(F.max(F.struct("event_ts", "event_seq", "kind", "column_values")).alias("e"))
+    .select(
+        "id",
+        F.col("e.kind").alias("kind"),
+        F.element_at("e.column_values", 2).alias("name"),
+        F.element_at("e.column_values", 3).cast("int").alias("amount"),
+        F.col("e.event_ts").alias("updated_at"),
+    )
+)
+(
+    DeltaTable.forName(spark, "spark_cdc.floor_current").alias("t")
+    .merge(latest.alias("s"), "t.id = s.id")
+    .whenMatchedDelete(condition="s.kind = 'delete'")
+    .whenMatchedUpdate(set=VALUES)
+    .whenNotMatchedInsert(condition="s.kind != 'delete'", values={{"id": "s.id", **VALUES}})
+    .execute()
+)
+print("FLOOR_WINDOW", started, int(time.time() * 1000))
+"""
+
+
+class Case:
+    """One history size: its folders, environment and the logged applications of its steps."""
+
+    def __init__(self, work: Path, name: str) -> None:
+        self.root = work / name
+        self.project = copy_project(self.root / "project", PROJECT)
+        self.home = self.root / "home"
+        self.logs = self.root / "event_logs"
+        self.conf = event_log_conf(self.root / "conf", self.logs)
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            SPARK_CDC_TARGET="local",
+            SPARK_CDC_HOME=str(self.home),
+            SPARK_CONF_DIR=str(self.conf),
+            DBT_PROFILES_DIR=str(self.project / "profiles"),
+            PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+        )
+        return env
+
+    def run(self, *command: str) -> str:
+        """Run a command unmeasured; its output."""
+        done = subprocess.run(
+            command, cwd=self.project, env=self.env(), capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"{command} failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
+        return done.stdout
+
+    def measured(self, *command: str) -> tuple[dict, Application | None]:
+        """Run a command, return its wall seconds, peak memory and reads (and its application)."""
+        before = set(read_applications(self.logs))
+        seconds, peak = timed_subprocess_peak(command, self.env(), self.project)
+        apps = new_applications(self.logs, before)
+        total = Reads()
+        for app in apps:
+            total.add(app.total())
+        figures = {"seconds": round(seconds, 1), "peak_mib": round(peak), **total.as_dict()}
+        return figures, (apps[0] if len(apps) == 1 else None)
+
+
+def _ms(text: str) -> int:
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def per_model(project: Path, app: Application | None) -> dict[str, dict]:
+    """Each dbt node's reads, from the tasks that finished during its compile and execute."""
+    if app is None:
+        return {}
+    results = json.loads((project / "target" / "run_results.json").read_text())["results"]
+    figures = {}
+    for result in results:
+        timing = [t for t in result.get("timing", []) if t.get("started_at")]
+        if not timing:
+            continue
+        start = min(_ms(t["started_at"]) for t in timing)
+        end = max(_ms(t["completed_at"]) for t in timing)
+        reads = app.total(start, end).as_dict()
+        figures[result["unique_id"].split(".")[-1]] = {
+            "seconds": round(result.get("execution_time", 0.0), 1),
+            **reads,
+        }
+    return figures
+
+
+def change_events_case(work: Path, history: int, increment: int, live_keys: int) -> dict:
+    """The full build of ``history`` events, one increment over it, its test and the floor."""
+    case = Case(work, f"change_events_{history}")
+    stream = case.root / "stream"
+    batches = history // increment
+    case.run(
+        *(str(BIN / "spark-cdc"), "generate-change-events", str(stream)),
+        *("--events", str((batches + 1) * increment), "--batches", str(batches + 1)),
+        *("--initial-rows", str(live_keys), "--insert-rate", "0", "--reinsert-rate", "0.1"),
+        *("--delete-rate", "0.1", "--late-batch-rate", "0", "--no-progress"),
+    )
+    land = (str(BIN / "spark-cdc"), "land-change-events", str(stream), "--table", LANDING)
+    initial = ("--initial-table", "landing.customers_initial_rows")
+    case.run(*land, "--batches", f"0:{batches}", *initial)
+    dbt = str(BIN / "dbt")
+    full, _ = case.measured(dbt, "run", "--select", *CHANGE_EVENT_MODELS)
+    case.run(*land, "--batches", f"{batches}:{batches + 1}")
+    run, app = case.measured(dbt, "run", "--select", *CHANGE_EVENT_MODELS)
+    models = per_model(case.project, app)
+    test, _ = case.measured(dbt, "test", "--select", *CHANGE_EVENT_MODELS)
+    floor = _floor(case, batches)
+    print(
+        f"history {history:,}: increment read {run['records_read']:,} records "
+        f"({run['bytes_read'] / 1e6:.0f} MB), floor {floor['records_read']:,}; "
+        f"test {test['records_read']:,}",
+        flush=True,
+    )
+    return {
+        "history_events": history,
+        "increment_events": increment,
+        "live_keys": live_keys,
+        "full_build": full,
+        "increment": run,
+        "increment_models": models,
+        "test": test,
+        "floor": floor,
+    }
+
+
+def _floor(case: Case, batch: int) -> dict:
+    """The floor's figures: only its own work (the aggregate and the MERGE), from its window."""
+    script = case.root / "floor.py"
+    script.write_text(FLOOR.format(current=CURRENT, landing=LANDING))
+    before = set(read_applications(case.logs))
+    started = time.perf_counter()
+    output = case.run(str(BIN / "python"), str(script), str(batch))
+    seconds = time.perf_counter() - started
+    window = [line for line in output.splitlines() if line.startswith("FLOOR_WINDOW")][-1]
+    start, end = (int(part) for part in window.split()[1:])
+    apps = new_applications(case.logs, before)
+    reads = Reads()
+    for app in apps:
+        reads.add(app.total(start, end))
+    return {
+        "seconds": round((end - start) / 1000, 1),
+        "process_seconds": round(seconds, 1),
+        **reads.as_dict(),
+    }
+
+
+def ratios(cases: list[dict]) -> dict:
+    """Increment and test reads at each history over the smallest history's; increment over the
+    floor's."""
+    first = cases[0]
+    out = {}
+    for case in cases:
+        history = case["history_events"]
+        out[str(history)] = {
+            "increment_records_vs_smallest": _ratio(case, first, "increment", "records_read"),
+            "increment_bytes_vs_smallest": _ratio(case, first, "increment", "bytes_read"),
+            "test_records_vs_smallest": _ratio(case, first, "test", "records_read"),
+            "increment_records_vs_floor": _div(
+                case["increment"]["records_read"], case["floor"]["records_read"]
+            ),
+            "increment_bytes_vs_floor": _div(
+                case["increment"]["bytes_read"], case["floor"]["bytes_read"]
+            ),
+        }
+    return out
+
+
+def _ratio(case: dict, first: dict, step: str, figure: str) -> float | None:
+    return _div(case[step][figure], first[step][figure])
+
+
+def _div(top: float, bottom: float) -> float | None:
+    return round(top / bottom, 2) if bottom else None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--capability", choices=("change_events",), default="change_events")
+    parser.add_argument("--histories", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--increment", type=int, default=10_000)
+    parser.add_argument("--live-keys", type=int, default=100_000)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/spark_cdc_increments"))
+    args = parser.parse_args()
+    cases = [
+        change_events_case(args.work, history, args.increment, args.live_keys)
+        for history in sorted(args.histories)
+    ]
+    save_results(
+        f"increments_{args.capability}",
+        {"capability": args.capability, "cases": cases, "ratios": ratios(cases)},
+    )
+    print(json.dumps(ratios(cases), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
