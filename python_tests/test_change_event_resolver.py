@@ -59,6 +59,31 @@ def test_alice_and_bob_become_angela_and_carol(spark):
     }
 
 
+def test_a_late_event_on_one_key_re_resolves_the_key_a_later_move_took_its_row_to(spark):
+    """Run 1: k1 inserted at 10, moved to k2 at 30 (k2 inherits created_at 10), k2 updated at
+    40. Run 2 brings only a late delete of k1 at 20: the move at 30 then moves no live row, so
+    k2's versions at 30 and 40 start anew at 30, although run 2's events never name k2; an
+    untouched key k3 keeps its one version."""
+
+    def insert(second, key):
+        return ChangeEvent("insert", at(second), None, ("id", "name"), (key, key))
+
+    run_1 = [
+        insert(10, "k1"),
+        ChangeEvent("update", at(30), None, ("id", "name"), ("k2", "moved"), ("id",), ("k1",)),
+        ChangeEvent("update", at(40), None, ("id", "name"), ("k2", "renamed"), ("id",), ("k2",)),
+        insert(25, "k3"),
+    ]
+    run_2 = [ChangeEvent("delete", at(20), None, None, None, ("id",), ("k1",))]
+    _, history = run_incrementally(spark, [[(1, run_1)], [(2, run_2)]], PEOPLE, marks=True)
+    expected = resolve_reference({}, [*run_1, *run_2], PEOPLE.schema)
+    assert state_of(history, PEOPLE.schema) == expected_state(expected, PEOPLE.schema)
+    assert state_of(history, PEOPLE.schema)[("k2",)][2] == at(30)  # created_at: its own move
+    assert versions_of(history, PEOPLE.schema) == expected_versions(expected, PEOPLE.schema)
+    k3 = history.where("id = 'k3'").select("process_id").collect()
+    assert [row.process_id for row in k3] == ["run-0"]  # not re-resolved by run 2
+
+
 def _walkthrough_batches(prefix: str) -> list[list[ChangeEvent]]:
     def event(second, kind, key, value):
         image = None if value is None else (("id", "value"), (prefix + key, value))
