@@ -155,8 +155,18 @@ def _with_watermarks(
         | F.col(REASON).startswith("invalid_name:")
     )
     per_batch = events.where(valid_ts).groupBy(BATCH).agg(F.max("event_ts").alias("batch_max_ts"))
-    if prior is not None:
-        earlier = prior.where(valid_ts).groupBy(BATCH).agg(F.max("event_ts").alias("batch_max_ts"))
+    highest = None if prior is None else prior.agg(F.max(BATCH)).first()[0]
+    if highest is not None:
+        # The latest valid event_ts of all earlier batches, from the ledger's last batch alone:
+        # its own latest, or its watermark plus the lateness (the latest of the batches before
+        # it), whichever is later (Delta reads that batch's files only).
+        carried = F.max("watermark") + F.make_dt_interval(secs=F.lit(lateness.total_seconds()))
+        own = F.max(F.when(valid_ts, F.col("event_ts")))
+        earlier = (
+            prior.where(F.col(BATCH) == F.lit(highest))
+            .agg(F.greatest(own, carried).alias("batch_max_ts"))
+            .select(F.lit(highest).cast(prior.schema[BATCH].dataType).alias(BATCH), "batch_max_ts")
+        )
         per_batch = earlier.unionByName(per_batch)
     all_batches = feed.select(BATCH).distinct().join(per_batch, BATCH, "full")
     marks = _watermarks(all_batches, lateness)
