@@ -1,0 +1,78 @@
+"""The incremental merge's configs rendered as SQL without a warehouse
+(macros/incremental/merge.sql): the target floor a model hands to its MERGE, and the replacement
+of an increment's batches."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from macro_render import Macros
+
+MERGE = "incremental/merge.sql"
+COLUMNS = [SimpleNamespace(quoted=f"`{name}`") for name in ("_batch_id", "reason")]
+
+
+def _table(*values: object) -> SimpleNamespace:
+    """What run_query returns: one row, one column per value."""
+    return SimpleNamespace(columns=[SimpleNamespace(values=lambda v=v: [v]) for v in values])
+
+
+def _macros(config: dict, setting: str | None = None, lowest: object = None) -> Macros:
+    queries: list[str] = []
+
+    def run_query(sql: str) -> SimpleNamespace:
+        queries.append(sql)
+        if sql.startswith("set "):
+            return _table(sql[4:], "<undefined>" if setting is None else setting)
+        return _table(lowest)
+
+    macros = Macros(
+        MERGE,
+        config=config,
+        extra={
+            "execute": True,
+            "run_query": run_query,
+            "adapter": SimpleNamespace(get_columns_in_relation=lambda relation: COLUMNS),
+            "get_merge_update_columns": lambda *args: [],
+            "sql_header": None,
+        },
+    )
+    macros.queries = queries
+    return macros
+
+
+def _merge(macros: Macros, unique_key: object = ("id", "version_id")) -> str:
+    return " ".join(
+        macros.spark__get_merge_sql(
+            "db.history", "history__dbt_tmp", list(unique_key), [], None
+        ).split()
+    )
+
+
+def test_a_target_floor_set_by_the_model_bounds_the_target_rows_the_merge_reads():
+    sql = _merge(_macros({"merge_target_floor": "valid_to"}, setting="2026-01-01 00:00:30"))
+    on = sql.split(" on ", 1)[1].split(" when ", 1)[0]
+    assert on == (
+        "DBT_INTERNAL_SOURCE.id = DBT_INTERNAL_DEST.id and DBT_INTERNAL_SOURCE.version_id = "
+        "DBT_INTERNAL_DEST.version_id and DBT_INTERNAL_DEST.valid_to >= '2026-01-01 00:00:30'"
+    )
+
+
+def test_without_the_setting_or_the_config_the_merge_reads_every_target_row():
+    for macros in (_macros({"merge_target_floor": "valid_to"}), _macros({}, setting="2026-01-01")):
+        on = _merge(macros).split(" on ", 1)[1].split(" when ", 1)[0]
+        assert "valid_to" not in on
+    assert _macros({}, setting="x").queries == []  # the setting is only read when configured
+
+
+def test_an_increment_replaces_its_own_batches_and_those_after():
+    sql = _merge(_macros({"merge_replace_from": "_batch_id"}, lowest="7"), unique_key=())
+    assert sql == (
+        "insert into db.history replace where _batch_id >= '7' "
+        "select `_batch_id`, `reason` from history__dbt_tmp"
+    )
+
+
+def test_an_empty_increment_writes_nothing():
+    sql = _merge(_macros({"merge_replace_from": "_batch_id"}, lowest=None), unique_key=())
+    assert sql == "select 1 as nothing_to_write"
