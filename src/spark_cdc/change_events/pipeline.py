@@ -13,7 +13,7 @@ State and its bounds
   applied). Without ``allowed_lateness`` no event is ever too late.
 - A run re-resolves only what its new applied events can change (history_increment): the keys
   they act on (and the keys moves link to them), from their versions live at the earliest new
-  event_ts. An in-order run reads its own events and those keys' open versions; a late event
+  event_ts. An in-order run reads its own events and the history's open versions; a late event
   makes it read the applied events since that event's time, and resolve its keys only.
 
 Because watermarks depend only on the batches' ingestion order, a full rebuild from all batches
@@ -386,7 +386,8 @@ def history_increment(
     across keys); for those keys the applied events at or after H are resolved again, starting
     from their versions live at H (and existing rows restored at or after H). No other key's
     versions can change. An in-order increment thus reads its own events and the open versions
-    of the keys it touches; a late event reaches back to its own time, for its keys only."""
+    of the history (not its closed ones); a late event reaches back to its own time, for its
+    keys only."""
     declared = config.schema
     new_rows = _new_rows(ledger, process_id, resolved_through)
     horizon = None
