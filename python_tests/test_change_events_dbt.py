@@ -164,3 +164,69 @@ def test_a_new_image_column_reaches_history_and_current(spark, dbt, stream, tmp_
         tuple(r) for r in current.where("tier is not null").select("id", "amount", "tier").collect()
     ] == [(key, 1, "gold")]
     assert spark.table(HISTORY).where("tier is not null").count() == 1
+
+
+def test_the_source_tests_read_what_the_latest_run_changed(spark, dbt, tmp_path):
+    """The ledger's and the history's data tests read the rows the latest incremental run
+    changed (the ledger's new batches, the versions ending at or after the run's earliest new
+    event): a defect planted below that passes them; a full audit reads every row and finds it."""
+    for table in CHANGE_EVENT_TABLES:
+        spark.sql(f"drop table if exists {table}")
+    spec = StreamSpec(
+        initial_rows=40,
+        events=600,
+        batches=3,
+        duplicate_rate=0.0,
+        malformed_rate=0.0,
+        late_batch_rate=0.0,
+        seed=5,
+    )
+    write_stream(spec, tmp_path, show_progress=False)
+    land_initial_rows(
+        spark, "landing.customers_initial_rows", tmp_path / "initial_state.jsonl", SCHEMA
+    )
+    files = sorted((tmp_path / "batches").glob("batch-*.jsonl"))
+    land_batch_files(spark, FEED, files[:2])
+    dbt("run", *SELECT)
+    # Defects in rows of the first build: a ledger status no rule gives, and a closed version
+    # that ends one second before its next version starts.
+    ledger = "spark_cdc.int_change_events__customers_ledger"
+    fingerprint = spark.table(ledger).where("_batch_id = 0").first().event_fingerprint
+    spark.sql(f"update {ledger} set status = 'bogus' where event_fingerprint = '{fingerprint}'")
+    oldest = spark.table(HISTORY).where("not is_current").orderBy("valid_to").first()
+    spark.sql(
+        f"update {HISTORY} set valid_to = valid_to - interval 1 second "
+        f"where id = {oldest.id} and version_id = '{oldest.version_id}'"
+    )
+    land_batch_files(spark, FEED, files[2:])
+    dbt("run", *SELECT)
+
+    statements: list[str] = []
+
+    def collect(event) -> None:
+        if event.info.name == "SQLQuery":
+            statements.append(event.data.sql)
+
+    scoped_tests = ("int_change_events__customers_ledger", "change_events__customers_history")
+    scoped = dbt("test", "--select", *scoped_tests, callbacks=[collect])
+    tests = [r for r in scoped.result.results if r.node.resource_type == "test"]
+    assert len(tests) == 8 and {r.status for r in tests} == {"pass"}
+    # The bounds: the third batch, and its earliest event (every event of it is applied).
+    earliest = min(json.loads(line)["event_ts"] for line in files[2].open())
+    text = "\n".join(statements)
+    assert "where (`_batch_id` >= 2)" in text
+    assert f"where (`valid_to` >= '{earliest}')" in text
+    assert oldest.valid_to < _timestamp(earliest)
+
+    audit = dbt(
+        "test",
+        "--select",
+        *scoped_tests,
+        "--vars",
+        "{spark_cdc_full_audit: true}",
+        expect_success=False,
+    )
+    failed = sorted(r.node.name for r in audit.result.results if r.status == "fail")
+    assert len(failed) == 2
+    assert failed[0].startswith("accepted_values_int_change_events__customers_ledger_status")
+    assert failed[1] == "spark_cdc_change_events_versions_chain_change_events__customers_history_id"

@@ -18,6 +18,7 @@ from spark_cdc.change_events.debezium import normalize_debezium
 from spark_cdc.change_events.evolution import add_missing_columns, columns_in
 from spark_cdc.change_events.normalize import RAW_RECORD
 from spark_cdc.change_events.pipeline import (
+    BATCH,
     HISTORY_TABLE_PROPERTIES,
     LEDGER_TABLE_PROPERTIES,
     SourceConfig,
@@ -33,6 +34,7 @@ from spark_cdc.change_events.progress import (
     resolved_through,
 )
 from spark_cdc.change_events.resolve import current_changes, current_rows
+from spark_cdc.changed_rows import record_changed_from
 from spark_cdc.dbt_context import process_id
 from spark_cdc.dbt_models.settings import SettingsError, block
 from spark_cdc.delta_properties import apply_property_defaults
@@ -72,6 +74,11 @@ def ledger(dbt: Any, session: SparkSession, meta: Mapping[str, Any], feed: DataF
         table = str(dbt.this)
         claim_next_write(session, load_identity("ledger", table), next_load(session, table))
     prior = _prior(dbt, session)
+    if prior is not None:
+        # The batches this run ledgers are above the ledger's highest: its tests read those.
+        highest = latest_batch(prior)
+        if highest is not None:
+            record_changed_from(session, BATCH, int(highest) + 1)
     if settings(meta).get("input") == "debezium":
         if prior is not None:
             feed = new_batches(feed, prior)
@@ -98,14 +105,19 @@ def history(
     versions = history_increment(
         ledger, prior, initial, config, high_dttm, process_id(session), through
     )
+    horizon = None
     if prior is not None:
         # Every version the MERGE changes was live at or after the increment's horizon: the
         # MERGE looks at no closed version that ended before it (macros/incremental/merge.sql).
         horizon = increment_horizon(ledger, process_id(session), through)
         if horizon is not None:
             session.conf.set(MERGE_TARGET_FLOOR, str(horizon))
-    # The write's commit records the ledger batches the history now reflects.
+    # The write's commit records the ledger batches the history now reflects, and for the
+    # model's tests the versions it changed: those ending at or after the horizon (with no new
+    # applied event, the open versions only).
     record_progress(session, latest_batch(ledger))
+    if prior is not None:
+        record_changed_from(session, "valid_to", horizon if horizon is not None else high_dttm)
     apply_property_defaults(session, HISTORY_TABLE_PROPERTIES)  # a new table's statistics
     return versions
 
