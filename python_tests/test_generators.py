@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pyarrow.csv as pa_csv
@@ -116,6 +117,37 @@ def test_expected_state_does_not_depend_on_delivery_order():
     assert {k: vars(v) for k, v in shuffled.state.items()} == {
         k: vars(v) for k, v in result.state.items()
     }
+
+
+def test_late_events_are_older_than_their_place_by_up_to_a_day():
+    """With late_event_rate, that share of the valid events carries an event_ts up to a day
+    before the stream's time at its place (event_seq gives the place); without it, none."""
+    def stream_times(rate: float) -> list[tuple[int, datetime]]:
+        spec = StreamSpec(
+            initial_rows=100,
+            events=5_000,
+            batches=1,
+            malformed_rate=0.0,
+            duplicate_rate=0.0,
+            late_event_rate=rate,
+            seed=3,
+        )
+        _, batches, _ = generate_stream(spec, with_expected=False)
+        return sorted((e.event_seq, e.event_ts) for batch in batches for e in batch)
+
+    def late(times: list[tuple[int, datetime]]) -> list[timedelta]:
+        behind, latest = [], times[0][1]
+        for _, ts in times:
+            if ts < latest:
+                behind.append(latest - ts)
+            latest = max(latest, ts)
+        return behind
+
+    assert late(stream_times(0.0)) == []
+    behind = late(stream_times(0.05))
+    assert 150 <= len(behind) <= 350  # 5% of 5,000
+    assert max(behind) <= timedelta(days=1, seconds=1)
+    assert max(behind) > timedelta(hours=1)
 
 
 def test_json_event_batches_drift_as_asked_and_are_deterministic(tmp_path):

@@ -120,6 +120,7 @@ def _run_stream(args: argparse.Namespace) -> int:
         "duplicate_rate",
         "tie_rate",
         "late_batch_rate",
+        "late_event_rate",
         "malformed_rate",
         "insert_rate",
         "reinsert_rate",

@@ -40,6 +40,9 @@ class StreamSpec:
     duplicate_rate: float = 0.02
     tie_rate: float = 0.02
     late_batch_rate: float = 0.2
+    # An event whose event_ts is up to a day older than its place in the stream (delivered in
+    # its place: older than its key's later versions).
+    late_event_rate: float = 0.0
     malformed_rate: float = 0.01
     insert_rate: float = 0.15
     reinsert_rate: float = 0.05
@@ -115,18 +118,21 @@ def generate_stream(spec: StreamSpec, show_progress: bool = False, with_expected
         if rng.random() < spec.malformed_rate:
             events.append(_malformed(rng, ts, seq))
             continue
+        event_ts = ts
+        if spec.late_event_rate and rng.random() < spec.late_event_rate:
+            event_ts = ts - timedelta(seconds=rng.uniform(0, 86_400))
         roll = rng.random()
         if not live or roll < spec.insert_rate:
             key, next_key = next_key, next_key + 1
-            events.append(ChangeEvent("insert", ts, seq, *_image(key, rng)))
+            events.append(ChangeEvent("insert", event_ts, seq, *_image(key, rng)))
             live.add(key)
         elif roll < spec.insert_rate + spec.reinsert_rate and deleted:
             key = deleted.pop(rng.randrange(len(deleted)))
-            events.append(ChangeEvent("INSERT", ts, seq, *_image(key, rng)))
+            events.append(ChangeEvent("INSERT", event_ts, seq, *_image(key, rng)))
             live.add(key)
         elif roll < spec.insert_rate + spec.reinsert_rate + spec.delete_rate:
             key = live.choice(rng)
-            events.append(ChangeEvent("delete", ts, seq, None, None, ("id",), (str(key),)))
+            events.append(ChangeEvent("delete", event_ts, seq, None, None, ("id",), (str(key),)))
             live.remove(key)
             deleted.append(key)
         else:
@@ -137,7 +143,7 @@ def generate_stream(spec: StreamSpec, show_progress: bool = False, with_expected
                 new_key, next_key = next_key, next_key + 1
                 moves += 1
             events.append(
-                ChangeEvent("Update", ts, seq, *_image(new_key, rng), ("id",), (str(key),))
+                ChangeEvent("Update", event_ts, seq, *_image(new_key, rng), ("id",), (str(key),))
             )
             live.add(new_key, moves)
         if rng.random() < spec.duplicate_rate:
