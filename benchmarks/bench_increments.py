@@ -17,6 +17,10 @@ application's tasks), wall seconds and peak resident memory of the command's pro
 the increment, the same per dbt model. Ratios: increment at H / increment at the smallest H,
 increment / floor. Results to benchmarks/results/increments_<capability>.json.
 
+With ``--late-event-rate 0.01``, 1% of the events are up to a day older than their place in the
+stream (older than their key's open version): the results go to
+``increments_<capability>_late0.01.json``.
+
 Usage: ``.venv/bin/python benchmarks/bench_increments.py --histories 100000 1000000``
 """
 
@@ -161,9 +165,12 @@ def per_model(project: Path, app: Application | None) -> dict[str, dict]:
     return figures
 
 
-def change_events_case(work: Path, history: int, increment: int, live_keys: int) -> dict:
+def change_events_case(
+    work: Path, history: int, increment: int, live_keys: int, late_event_rate: float
+) -> dict:
     """The full build of ``history`` events, one increment over it, its test and the floor."""
-    case = Case(work, f"change_events_{history}")
+    late = f"_late{late_event_rate:g}" if late_event_rate else ""
+    case = Case(work, f"change_events_{history}{late}")
     stream = case.root / "stream"
     batches = history // increment
     case.run(
@@ -171,6 +178,7 @@ def change_events_case(work: Path, history: int, increment: int, live_keys: int)
         *("--events", str((batches + 1) * increment), "--batches", str(batches + 1)),
         *("--initial-rows", str(live_keys), "--insert-rate", "0", "--reinsert-rate", "0.1"),
         *("--delete-rate", "0.1", "--late-batch-rate", "0", "--no-progress"),
+        *("--late-event-rate", str(late_event_rate)),
     )
     land = (str(BIN / "spark-cdc"), "land-change-events", str(stream), "--table", LANDING)
     initial = ("--initial-table", "landing.customers_initial_rows")
@@ -180,7 +188,8 @@ def change_events_case(work: Path, history: int, increment: int, live_keys: int)
     case.run(*land, "--batches", f"{batches}:{batches + 1}")
     run, app = case.measured(dbt, "run", "--select", *CHANGE_EVENT_MODELS)
     models = per_model(case.project, app)
-    test, _ = case.measured(dbt, "test", "--select", *CHANGE_EVENT_MODELS)
+    test, test_app = case.measured(dbt, "test", "--select", *CHANGE_EVENT_MODELS)
+    tests = per_model(case.project, test_app)
     floor = _floor(case, batches)
     print(
         f"history {history:,}: increment read {run['records_read']:,} records "
@@ -191,11 +200,13 @@ def change_events_case(work: Path, history: int, increment: int, live_keys: int)
     return {
         "history_events": history,
         "increment_events": increment,
+        "late_event_rate": late_event_rate,
         "live_keys": live_keys,
         "full_build": full,
         "increment": run,
         "increment_models": models,
         "test": test,
+        "tests": tests,
         "floor": floor,
     }
 
@@ -256,14 +267,21 @@ def main() -> int:
     parser.add_argument("--histories", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--increment", type=int, default=10_000)
     parser.add_argument("--live-keys", type=int, default=100_000)
+    parser.add_argument(
+        "--late-event-rate",
+        type=float,
+        default=0.0,
+        help="share of the events up to a day older than their place (their key's open version)",
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/spark_cdc_increments"))
     args = parser.parse_args()
     cases = [
-        change_events_case(args.work, history, args.increment, args.live_keys)
+        change_events_case(args.work, history, args.increment, args.live_keys, args.late_event_rate)
         for history in sorted(args.histories)
     ]
+    late = f"_late{args.late_event_rate:g}" if args.late_event_rate else ""
     save_results(
-        f"increments_{args.capability}",
+        f"increments_{args.capability}{late}",
         {"capability": args.capability, "cases": cases, "ratios": ratios(cases)},
     )
     print(json.dumps(ratios(cases), indent=2))
