@@ -13,12 +13,20 @@ from {{ landing }} as landed
 
 
 {#- Bronze events kept out of silver, with why: lines that cannot be registered, and events of
-    variations whose attribute types conflict with their event type's superset schema. -#}
+    variations whose attribute types conflict with their event type's superset schema. An
+    incremental run reads the bronze loads above the table's covered mark (every row of a load at
+    or below the registry's highest registered load is final: a variation's status never changes
+    once registered); its merge (merge_replace_from: load_seq) replaces the rows of those loads,
+    so a rerun or an overlapping run writes them once. -#}
 {% macro schema_drift_quarantine(bronze, registry) %}
+{%- set covered = spark_cdc.schema_drift_covered_through(this) if is_incremental() else none %}
 with
 
 bronze as (
     select * from {{ bronze }}
+    {%- if covered is not none %}
+    where load_seq > {{ covered }}
+    {%- endif %}
 ),
 
 registry as (
@@ -63,9 +71,51 @@ select * from conflicting
 {% endmacro %}
 
 
+{#- The quarantine's covered mark: the highest bronze load whose rows it holds for good (a table
+    property its post-hook sets); none before the first mark. -#}
+{% macro schema_drift_covered_through(relation) %}
+    {%- if not execute -%}{{ return(none) }}{%- endif -%}
+    {%- set found = namespace(value=none) -%}
+    {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
+        {%- if row[0] == 'spark_cdc.covered_through_load' -%}
+            {%- set found.value = row[1] | int -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(found.value) }}
+{% endmacro %}
+
+
+{#- Pre-hook of the quarantine: the highest bronze load the registry has registered, as this
+    run starts, kept in a session setting for the post-hook (a registry run after this read
+    cannot move the mark past what this run saw). -#}
+{% macro schema_drift_note_registered(registry) %}
+    {%- set found = run_query('select max(last_load_seq) from ' ~ registry) if execute else none -%}
+    {%- set through = found.columns[0].values()[0] if found is not none else none -%}
+    {%- if through is not none -%}
+        set spark_cdc.schema_drift.registered_through = {{ through | int }}
+    {%- endif -%}
+{% endmacro %}
+
+
+{#- Post-hook of the quarantine: its covered mark becomes the registered load its pre-hook saw.
+    A run killed before this leaves the earlier mark: the next run reads those loads again and
+    replaces their rows. -#}
+{% macro schema_drift_record_covered() %}
+    {%- set through = spark_cdc.session_setting('spark_cdc.schema_drift.registered_through') -%}
+    {%- if through is not none -%}
+        alter table {{ this }} set tblproperties (
+            'spark_cdc.covered_through_load' = '{{ through | int }}'
+        )
+    {%- endif -%}
+{% endmacro %}
+
+
 {#- Per event type and bronze load: events in, parsed into silver, quarantined, still pending,
-    new variations and the schema version in force after the load. -#}
+    new variations and the schema version in force after the load. An incremental run
+    recomputes the loads above the table's highest and the loads it still shows pending events
+    for (a row without pending events is final), merged on (event_type, load_seq). -#}
 {% macro schema_drift_run_summary(bronze, registry, silver_loads) %}
+{%- set since = spark_cdc.schema_drift_summary_since(this) if is_incremental() else none %}
 with
 
 bronze as (
@@ -76,6 +126,9 @@ bronze as (
         has_parse_error,
         coalesce(event_type, '(unknown)') as event_type
     from {{ bronze }}
+    {%- if since is not none %}
+    where load_seq >= {{ since }}
+    {%- endif %}
 ),
 
 registry as (
@@ -168,4 +221,16 @@ left join versions_in_force
         and events.load_seq = versions_in_force.load_seq
 left join silver
     on events.event_type = silver.event_type
+{% endmacro %}
+
+
+{#- The lowest load an incremental run summary recomputes: its lowest load with pending events,
+    else the load above its highest; none when the table is empty. -#}
+{% macro schema_drift_summary_since(relation) %}
+    {%- if not execute -%}{{ return(none) }}{%- endif -%}
+    {%- set found = run_query(
+        'select coalesce(min(case when pending > 0 then load_seq end), max(load_seq) + 1) from '
+        ~ relation) -%}
+    {%- set value = found.columns[0].values()[0] -%}
+    {{ return(none if value is none else value | int) }}
 {% endmacro %}

@@ -1,4 +1,8 @@
-{{ config(materialized='table') }}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='merge',
+    unique_key=['event_type', 'load_seq']
+) }}
 
 -- Per event type and bronze load of events: events in, parsed, quarantined, pending.
 {{ spark_cdc.schema_drift_run_summary(
