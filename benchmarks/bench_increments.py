@@ -12,6 +12,10 @@ batches of I events (``--increment``), then one more batch of I events. Steps:
    batch: the latest event per key of the increment (one aggregate) and one Delta MERGE into a
    copy of the current table (the same live keys).
 
+Schema drift (``--capability schema_drift``): a bronze of H generated JSON events
+(``--event-types`` types, batches of I) built, then one more landed batch of I events (5% of them
+of a new variation) built over it, then ``dbt test`` of the same models.
+
 For every step: Spark jobs, records and bytes read, shuffle bytes written (summed over the
 application's tasks), wall seconds and peak resident memory of the command's process tree; for
 the increment, the same per dbt model. Ratios: increment at H / increment at the smallest H,
@@ -44,6 +48,7 @@ from spark_cdc.dbt_invoke import copy_project
 PROJECT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 CHANGE_EVENT_MODELS = ("stg_change_events__customers+", "stg_change_events__customers_initial+")
+SCHEMA_DRIFT_MODELS = ("stg_schema_drift__events+",)
 LANDING = "landing.customers_change_events"
 CURRENT = "spark_cdc.change_events__customers_current"
 
@@ -211,6 +216,45 @@ def change_events_case(
     }
 
 
+def schema_drift_case(work: Path, history: int, increment: int, event_types: int) -> dict:
+    """The full build of a bronze of ``history`` events (batches of ``increment``), one more
+    landed batch built over it, and its test. No floor: nothing short of the project keeps a
+    registry, superset schemas and silver tables."""
+    case = Case(work, f"schema_drift_{history}")
+    landing = case.home / "landing" / "schema_drift" / "events"
+    generate = (str(BIN / "spark-cdc"), "generate-json-events", str(landing))
+    common = ("--event-types", str(event_types), "--no-type-conflicts", "--no-progress")
+    batches = history // increment
+    case.run(*generate, "--events", str(history), "--batches", str(batches), *common)
+    dbt = str(BIN / "dbt")
+    full, _ = case.measured(dbt, "run", "--select", *SCHEMA_DRIFT_MODELS)
+    case.run(
+        *generate,
+        *("--events", str(increment), "--batches", "1"),
+        *("--first-batch", str(batches + 1), "--seed", "7", "--new-variation-rate", "0.05"),
+        *common,
+    )
+    run, app = case.measured(dbt, "run", "--select", *SCHEMA_DRIFT_MODELS)
+    models = per_model(case.project, app)
+    test, test_app = case.measured(dbt, "test", "--select", *SCHEMA_DRIFT_MODELS)
+    print(
+        f"history {history:,}: increment read {run['records_read']:,} records "
+        f"({run['bytes_read'] / 1e6:.0f} MB); test {test['records_read']:,}",
+        flush=True,
+    )
+    return {
+        "history_events": history,
+        "increment_events": increment,
+        "event_types": event_types,
+        "full_build": full,
+        "increment": run,
+        "increment_models": models,
+        "test": test,
+        "tests": per_model(case.project, test_app),
+        "floor": None,
+    }
+
+
 def _floor(case: Case, batch: int) -> dict:
     """The floor's figures: only its own work (the aggregate and the MERGE), from its window."""
     script = case.root / "floor.py"
@@ -244,10 +288,10 @@ def ratios(cases: list[dict]) -> dict:
             "increment_bytes_vs_smallest": _ratio(case, first, "increment", "bytes_read"),
             "test_records_vs_smallest": _ratio(case, first, "test", "records_read"),
             "increment_records_vs_floor": _div(
-                case["increment"]["records_read"], case["floor"]["records_read"]
+                case["increment"]["records_read"], (case["floor"] or {}).get("records_read", 0)
             ),
             "increment_bytes_vs_floor": _div(
-                case["increment"]["bytes_read"], case["floor"]["bytes_read"]
+                case["increment"]["bytes_read"], (case["floor"] or {}).get("bytes_read", 0)
             ),
         }
     return out
@@ -263,7 +307,10 @@ def _div(top: float, bottom: float) -> float | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--capability", choices=("change_events",), default="change_events")
+    parser.add_argument(
+        "--capability", choices=("change_events", "schema_drift"), default="change_events"
+    )
+    parser.add_argument("--event-types", type=int, default=20, help="schema drift: event types")
     parser.add_argument("--histories", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--increment", type=int, default=10_000)
     parser.add_argument("--live-keys", type=int, default=100_000)

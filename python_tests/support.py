@@ -22,6 +22,7 @@ DOC_PAGES = [
             "targets-and-engine",
             "snapshots",
             "use-in-your-project",
+            "configuration",
             "change-events",
             "hash-cdc",
             "schema-drift",
