@@ -322,10 +322,18 @@ def main() -> int:
     )
     parser.add_argument("--work", type=Path, default=Path("/tmp/spark_cdc_increments"))
     args = parser.parse_args()
-    cases = [
-        change_events_case(args.work, history, args.increment, args.live_keys, args.late_event_rate)
-        for history in sorted(args.histories)
-    ]
+    if args.capability == "schema_drift":
+        cases = [
+            schema_drift_case(args.work, history, args.increment, args.event_types)
+            for history in sorted(args.histories)
+        ]
+    else:
+        cases = [
+            change_events_case(
+                args.work, history, args.increment, args.live_keys, args.late_event_rate
+            )
+            for history in sorted(args.histories)
+        ]
     late = f"_late{args.late_event_rate:g}" if args.late_event_rate else ""
     save_results(
         f"increments_{args.capability}{late}",
