@@ -20,7 +20,7 @@ setup-browser:
 run: setup
 	@$(BIN)/python -m spark_cdc.main_job $(RUN_ARGS)
 
-test: setup setup-browser lint pytest
+test: setup lint pytest
 
 lint: lint-python lint-sql
 

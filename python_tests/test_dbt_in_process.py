@@ -129,11 +129,15 @@ def docs_site(dbt_project: Path, docs_target: Path) -> Iterator[str]:
 
 
 def chromium_path() -> str:
-    """Debian's Chromium (or SPARK_CDC_CHROMIUM): `make test` installs it where it can."""
+    """Debian's Chromium (or SPARK_CDC_CHROMIUM). Without one the browser tier is reported as
+    not run, unless SPARK_CDC_REQUIRE_BROWSER=1 (CI) makes that a failure."""
     found = os.environ.get("SPARK_CDC_CHROMIUM") or next(
         filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
     )
-    assert found, "no Chromium found: apt-get install chromium (or set SPARK_CDC_CHROMIUM)"
+    missing = "no Chromium: the browser tier did not run (apt-get install chromium as root)"
+    if not found and os.environ.get("SPARK_CDC_REQUIRE_BROWSER") != "1":
+        pytest.skip(missing)
+    assert found, missing
     return found
 
 
