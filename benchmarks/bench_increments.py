@@ -12,9 +12,14 @@ batches of I events (``--increment``), then one more batch of I events. Steps:
    batch: the latest event per key of the increment (one aggregate) and one Delta MERGE into a
    copy of the current table (the same live keys).
 
+Hash CDC (``--capability hash_cdc``): the demo dataset ``synthetic``, full extracts of
+``--rows`` rows (100,000), each day changing 1% of them (a third deleted and replaced by new
+keys, two thirds updated); ``--days`` days (3 and 30) built, then the next day built and tested.
+
 Schema drift (``--capability schema_drift``): a bronze of H generated JSON events
-(``--event-types`` types, batches of I) built, then one more landed batch of I events (5% of them
-of a new variation) built over it, then ``dbt test`` of the same models.
+(``--event-types`` types, batches of I) built, one more batch of I events built (the first run
+after a full build logs bronze's files), then one more (5% of its events of a new variation)
+built over it and measured, then ``dbt test`` of the same models.
 
 For every step: Spark jobs, records and bytes read, shuffle bytes written (summed over the
 application's tasks), wall seconds and peak resident memory of the command's process tree; for
@@ -36,7 +41,7 @@ import os
 import subprocess
 import sys
 import time
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -49,6 +54,8 @@ PROJECT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 CHANGE_EVENT_MODELS = ("stg_change_events__customers+", "stg_change_events__customers_initial+")
 SCHEMA_DRIFT_MODELS = ("stg_schema_drift__events+",)
+HASH_CDC_MODELS = ("stg_hash_cdc__synthetic+",)
+FIRST_DAY = date(2026, 1, 1)
 LANDING = "landing.customers_change_events"
 CURRENT = "spark_cdc.change_events__customers_current"
 
@@ -125,10 +132,15 @@ class Case:
         )
         return env
 
-    def run(self, *command: str) -> str:
-        """Run a command unmeasured; its output."""
+    def run(self, *command: str, extra: dict[str, str] | None = None) -> str:
+        """Run a command unmeasured (``extra``: environment variables over the case's); its
+        output."""
         done = subprocess.run(
-            command, cwd=self.project, env=self.env(), capture_output=True, text=True
+            command,
+            cwd=self.project,
+            env={**self.env(), **(extra or {})},
+            capture_output=True,
+            text=True,
         )
         if done.returncode != 0:
             raise RuntimeError(f"{command} failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
@@ -228,12 +240,17 @@ def schema_drift_case(work: Path, history: int, increment: int, event_types: int
     case.run(*generate, "--events", str(history), "--batches", str(batches), *common)
     dbt = str(BIN / "dbt")
     full, _ = case.measured(dbt, "run", "--select", *SCHEMA_DRIFT_MODELS)
-    case.run(
-        *generate,
-        *("--events", str(increment), "--batches", "1"),
-        *("--first-batch", str(batches + 1), "--seed", "7", "--new-variation-rate", "0.05"),
-        *common,
-    )
+    # Two more batches: the first run after a full build logs bronze's files once (see
+    # schema_drift.landed_files); the second is a day like any other, measured.
+    for number, seed in ((batches + 1, 7), (batches + 2, 8)):
+        case.run(
+            *generate,
+            *("--events", str(increment), "--batches", "1", "--first-batch", str(number)),
+            *("--seed", str(seed), "--new-variation-rate", "0.05"),
+            *common,
+        )
+        if number == batches + 1:
+            case.run(dbt, "run", "--select", *SCHEMA_DRIFT_MODELS)
     run, app = case.measured(dbt, "run", "--select", *SCHEMA_DRIFT_MODELS)
     models = per_model(case.project, app)
     test, test_app = case.measured(dbt, "test", "--select", *SCHEMA_DRIFT_MODELS)
@@ -247,6 +264,55 @@ def schema_drift_case(work: Path, history: int, increment: int, event_types: int
         "increment_events": increment,
         "event_types": event_types,
         "full_build": full,
+        "increment": run,
+        "increment_models": models,
+        "test": test,
+        "tests": per_model(case.project, test_app),
+        "floor": None,
+    }
+
+
+def hash_cdc_case(work: Path, days: int, rows: int, change: float) -> dict:
+    """``days`` days of full extracts of ``rows`` rows built (each day changes ``change`` of
+    the rows: a third deleted and replaced by new keys, two thirds updated), then day
+    ``days + 1`` built and tested. The earlier days run on the home's warm engine (unmeasured),
+    the measured day on the embedded runtime."""
+    case = Case(work, f"hash_cdc_{days}_days")
+    landing = case.home / "landing" / "synthetic"
+    dates = [FIRST_DAY + timedelta(days=n) for n in range(days + 1)]
+    folders = [str(landing / d.isoformat()) for d in dates]
+    deleted = round(change / 3, 6)
+    updated = round(change - deleted, 6)
+    case.run(
+        *(str(BIN / "spark-cdc"), "generate-extracts", "--initial-records", str(rows)),
+        *("--incremental-records", str(rows), "--key-columns", "5", "--nonkey-columns", "10"),
+        *("--pct-deleted", str(deleted), "--pct-updated", str(updated)),
+        *("--pct-unchanged", str(round(1 - deleted - updated, 6))),
+        *("--initial-output", folders[0], "--format", "parquet", "--no-progress"),
+        *(part for folder in folders[1:] for part in ("--incremental-output", folder)),
+    )
+    dbt = str(BIN / "dbt")
+
+    def day(n: int) -> tuple[str, ...]:
+        return ("--select", *HASH_CDC_MODELS, "--vars", f"{{hash_cdc_effective_date: {dates[n]}}}")
+
+    engine = {"SPARK_CDC_TARGET": "engine"}
+    for n in range(days):
+        case.run(dbt, "run", *day(n), extra=engine)
+    case.run(str(BIN / "spark-cdc"), "engine", "stop", extra=engine)
+    run, app = case.measured(dbt, "run", *day(days))
+    models = per_model(case.project, app)
+    test, test_app = case.measured(dbt, "test", *day(days))
+    print(
+        f"{days} days: day {days + 1} read {run['records_read']:,} records "
+        f"({run['bytes_read'] / 1e6:.0f} MB); test {test['records_read']:,}",
+        flush=True,
+    )
+    return {
+        "history_events": days,
+        "history_days": days,
+        "rows": rows,
+        "change": change,
         "increment": run,
         "increment_models": models,
         "test": test,
@@ -308,8 +374,12 @@ def _div(top: float, bottom: float) -> float | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--capability", choices=("change_events", "schema_drift"), default="change_events"
+        "--capability",
+        choices=("change_events", "schema_drift", "hash_cdc"),
+        default="change_events",
     )
+    parser.add_argument("--days", type=int, nargs="+", default=[3, 30], help="hash CDC: days")
+    parser.add_argument("--rows", type=int, default=100_000, help="hash CDC: rows per extract")
     parser.add_argument("--event-types", type=int, default=20, help="schema drift: event types")
     parser.add_argument("--histories", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--increment", type=int, default=10_000)
@@ -322,7 +392,9 @@ def main() -> int:
     )
     parser.add_argument("--work", type=Path, default=Path("/tmp/spark_cdc_increments"))
     args = parser.parse_args()
-    if args.capability == "schema_drift":
+    if args.capability == "hash_cdc":
+        cases = [hash_cdc_case(args.work, days, args.rows, 0.01) for days in sorted(args.days)]
+    elif args.capability == "schema_drift":
         cases = [
             schema_drift_case(args.work, history, args.increment, args.event_types)
             for history in sorted(args.histories)

@@ -15,6 +15,7 @@ from spark_cdc.dbt_context import process_id
 from spark_cdc.dbt_models.settings import SettingsError, block
 from spark_cdc.idempotent_loads import claim_next_write, load_identity, next_load
 from spark_cdc.schema_drift.bronze import bronze_increment
+from spark_cdc.schema_drift.landed_files import taken_files
 from spark_cdc.schema_drift.registry import registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, drop_started_rows, refresh_silver
 
@@ -39,7 +40,10 @@ def bronze(dbt: Any, session: SparkSession, meta: Mapping[str, Any], raw: DataFr
         # load, and Delta lets only one of the two write (spark_cdc.idempotent_loads).
         table = str(dbt.this)
         claim_next_write(session, load_identity("bronze", table), next_load(session, table))
-    return bronze_increment(raw, _prior(dbt, session), process_id(session))
+        # The files bronze holds, from its file log (not from bronze's every line).
+        taken = taken_files(session, table)
+        return bronze_increment(raw, _prior(dbt, session), process_id(session), taken_files=taken)
+    return bronze_increment(raw, None, process_id(session))
 
 
 def registry(

@@ -41,18 +41,27 @@ def bronze_increment(
     existing: DataFrame | None,
     load_id: str | None,
     folders: Sequence[str] | None = None,
+    taken_files: Sequence[str] | None = None,
 ) -> DataFrame:
     """The new load: lines of files not in ``existing`` (raw: payload, source_file, batch_id,
     file_modified_at), with their event type, variation hash and parse error.
 
-    ``folders``: the batch ids of every raw line, when the caller knows them (a micro-batch):
-    a file's batch id follows from its path, so only bronze rows of those batches can name the
-    same files, and data skipping leaves the others unread however long bronze grows."""
+    ``taken_files``: every file ``existing`` holds, when the caller knows them
+    (:mod:`spark_cdc.schema_drift.landed_files`): raw lines are kept by a filter on their file's
+    path, which Spark applies to the file listing (``_metadata.file_path``), so the files taken
+    before are not read at all. ``folders``: the batch ids of every raw line, when the caller
+    knows them (a micro-batch): a file's batch id follows from its path, so only bronze rows of
+    those batches can name the same files, and data skipping leaves the others unread."""
     load_seq = 1
     if existing is not None:
-        taken = existing if folders is None else existing.where(F.col("batch_id").isin(*folders))
-        files = taken.select("source_file").distinct()
-        raw = raw.join(F.broadcast(files), "source_file", "left_anti")
+        if taken_files is not None:
+            raw = raw.where(~F.col("source_file").isin(*taken_files)) if taken_files else raw
+        else:
+            taken = (
+                existing if folders is None else existing.where(F.col("batch_id").isin(*folders))
+            )
+            files = taken.select("source_file").distinct()
+            raw = raw.join(F.broadcast(files), "source_file", "left_anti")
         load_seq = (existing.agg(F.max("load_seq")).first()[0] or 0) + 1
     parsed = raw.withColumn("_parsed", parsed_payload(F.col("payload")))
     error = parse_error(F.col("payload"), F.col("_parsed"))
