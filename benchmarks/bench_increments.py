@@ -288,7 +288,7 @@ def hash_cdc_case(work: Path, days: int, rows: int, change: float) -> dict:
         *("--incremental-records", str(rows), "--key-columns", "5", "--nonkey-columns", "10"),
         *("--pct-deleted", str(deleted), "--pct-updated", str(updated)),
         *("--pct-unchanged", str(round(1 - deleted - updated, 6))),
-        *("--initial-output", folders[0], "--format", "parquet", "--no-progress"),
+        *("--initial-output", folders[0], "--format", "csv", "--no-progress"),
         *(part for folder in folders[1:] for part in ("--incremental-output", folder)),
     )
     dbt = str(BIN / "dbt")

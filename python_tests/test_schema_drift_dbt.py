@@ -263,3 +263,16 @@ def test_bronze_knows_its_files_from_its_file_log(spark, dbt, built):
     dbt("build", *SELECT)
     assert spark.table(bronze).count() == before + 2
     assert files(log) == files(bronze)
+
+    # Bronze's tests read the load the latest run appended.
+    (root / "batch_0002" / "part-00001.jsonl").write_text(json.dumps(late[0]) + "\n")
+    dbt("run", *SELECT)
+    statements: list[str] = []
+
+    def collect(event) -> None:
+        if event.info.name == "SQLQuery":
+            statements.append(event.data.sql)
+
+    dbt("test", "--select", "int_schema_drift__events_bronze", callbacks=[collect])
+    latest = spark.table(bronze).agg({"load_seq": "max"}).first()[0]
+    assert f"where (`load_seq` >= {latest})" in "\n".join(statements)

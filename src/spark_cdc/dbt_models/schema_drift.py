@@ -10,7 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
+from spark_cdc.changed_rows import record_changed_from
 from spark_cdc.dbt_context import process_id
 from spark_cdc.dbt_models.settings import SettingsError, block
 from spark_cdc.idempotent_loads import claim_next_write, load_identity, next_load
@@ -42,7 +44,11 @@ def bronze(dbt: Any, session: SparkSession, meta: Mapping[str, Any], raw: DataFr
         claim_next_write(session, load_identity("bronze", table), next_load(session, table))
         # The files bronze holds, from its file log (not from bronze's every line).
         taken = taken_files(session, table)
-        return bronze_increment(raw, _prior(dbt, session), process_id(session), taken_files=taken)
+        prior = session.table(table)
+        highest = prior.agg(F.max("load_seq")).first()[0]
+        if highest is not None:  # the model's tests read this load (spark_cdc.changed_rows)
+            record_changed_from(session, "load_seq", int(highest) + 1)
+        return bronze_increment(raw, prior, process_id(session), taken_files=taken)
     return bronze_increment(raw, None, process_id(session))
 
 
