@@ -83,3 +83,18 @@ def test_bash_block_runs_as_written(name, block, tmp_path):
     done = run_command(["bash", "-euo", "pipefail", "-c", block], env, cwd=checkout, timeout=900)
     assert done.returncode == 0, f"{name}\n" + done.stdout[-4000:] + done.stderr[-4000:]
     assert "Completed successfully" in done.stdout, done.stdout[-2000:]
+
+
+def _table(text: str, heading: str) -> list[str]:
+    """The rows of the first table under ``heading``, links reduced to their text."""
+    section = text[text.index(heading) :].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")]
+    return [re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", row) for row in rows]
+
+
+def test_the_readme_performance_table_is_the_benchmarks_at_a_glance_table():
+    readme = (PROJECT_DIR / "README.md").read_text()
+    benchmarks = (PROJECT_DIR / "docs" / "benchmarks.md").read_text()
+    glance = _table(benchmarks, "## At a glance")
+    assert len(glance) >= 10
+    assert _table(readme, "## Performance") == glance
