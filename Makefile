@@ -9,7 +9,7 @@ export SPARK_CDC_HOME ?= $(CURDIR)/.spark_cdc
 export SPARK_CDC_TARGET ?= local
 export PYTHONHASHSEED ?= 0
 
-.PHONY: setup setup-browser run test lint lint-sql lint-python pytest bench docs clean
+.PHONY: setup setup-browser run test test-fast lint lint-sql lint-python pytest bench docs clean
 
 setup:
 	@bash scripts/bootstrap.sh
@@ -32,6 +32,9 @@ lint-python: setup
 lint-sql: setup
 	$(BIN)/sqlfluff lint --processes 0 models macros snapshots tests analyses \
 		integration_tests/models src/dbt/include/sparkcdc/macros
+
+test-fast: setup
+	$(BIN)/python -m pytest -m unit -q
 
 pytest: setup
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations 40

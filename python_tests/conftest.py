@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -142,6 +143,36 @@ LONGEST_FIRST = (
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files in LONGEST_FIRST order, then the others as collected (each file's tests in order)."""
+    """Files in LONGEST_FIRST order, then the others as collected (each file's tests in order);
+    tests that start no JVM marked ``unit``."""
     rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    for item in items:
+        if not JVM_FIXTURES & set(getattr(item, "fixturenames", ())) and not _starts_spark(
+            item.path
+        ):
+            item.add_marker(pytest.mark.unit)
+
+
+# The unit tier (`make test-fast`, `pytest -m unit`): tests that use none of these fixtures, in
+# files that start Spark no other way (a session of their own, a command in a subprocess).
+JVM_FIXTURES = {"spark", "spark_home", "dbt", "dbt_project"}
+_STARTS_SPARK = re.compile(
+    r"get_or_create_session|SparkSession|subprocess|run_command|\bBIN\b|from servers"
+    r"|engine_suite|stream_support|change_event_support|main_job|spark_cdc\.cli|run_dbt"
+)
+
+
+@functools.cache
+def _starts_spark(path: Path) -> bool:
+    return bool(_STARTS_SPARK.search(path.read_text(encoding="utf-8")))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """On the unit tier, starting a JVM in-process fails the test that tries."""
+    if config.getoption("markexpr", "") == "unit":
+
+        def refuse(*args, **kwargs):
+            raise RuntimeError("the unit tier starts no JVM")
+
+        spark_context.launch_gateway = refuse

@@ -122,6 +122,7 @@ def test_expected_state_does_not_depend_on_delivery_order():
 def test_late_events_are_older_than_their_place_by_up_to_a_day():
     """With late_event_rate, that share of the valid events carries an event_ts up to a day
     before the stream's time at its place (event_seq gives the place); without it, none."""
+
     def stream_times(rate: float) -> list[tuple[int, datetime]]:
         spec = StreamSpec(
             initial_rows=100,
