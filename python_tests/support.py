@@ -64,6 +64,14 @@ def dbt_invoker(project: Path) -> Callable:
     return invoke
 
 
+class SqlStatements(list):
+    """The SQL statements dbt runs, collected as a dbtRunner callback (``callbacks=[this]``)."""
+
+    def __call__(self, event: Any) -> None:
+        if event.info.name == "SQLQuery":
+            self.append(event.data.sql)
+
+
 def messages(result: Any) -> str:
     """The messages of the nodes of a dbt result, joined (empty when it has none)."""
     rows = getattr(getattr(result, "result", None), "results", None) or []

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from support import table_digests
+from support import SqlStatements, table_digests
 
 from spark_cdc.change_events.landing import land_batch_files, land_initial_rows
 from spark_cdc.generators.change_events import SCHEMA, StreamSpec, write_stream
@@ -65,15 +65,10 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     files = sorted((folder / "batches").glob("batch-*.jsonl"))
     # The runs before the last two build the models only; the data tests run on the tables the
     # runs leave (the two builds below), which hold every row the earlier runs wrote.
-    statements: list[str] = []
-
-    def collect(event) -> None:
-        if event.info.name == "SQLQuery":
-            statements.append(event.data.sql)
-
+    statements = SqlStatements()
     for delivery in (files[:2], files[2:4]):
         land_batch_files(spark, FEED, delivery)
-        dbt("run", *SELECT, callbacks=[collect])
+        dbt("run", *SELECT, callbacks=[statements])
     # The incremental runs add each Python model's result from a temporary view of its session
     # (the sparkcdc adapter's materialization), never through a `__dbt_tmp` table.
     text = "\n".join(statements)
@@ -201,14 +196,9 @@ def test_the_source_tests_read_what_the_latest_run_changed(spark, dbt, tmp_path)
     land_batch_files(spark, FEED, files[2:])
     dbt("run", *SELECT)
 
-    statements: list[str] = []
-
-    def collect(event) -> None:
-        if event.info.name == "SQLQuery":
-            statements.append(event.data.sql)
-
+    statements = SqlStatements()
     scoped_tests = ("int_change_events__customers_ledger", "change_events__customers_history")
-    scoped = dbt("test", "--select", *scoped_tests, callbacks=[collect])
+    scoped = dbt("test", "--select", *scoped_tests, callbacks=[statements])
     tests = [r for r in scoped.result.results if r.node.resource_type == "test"]
     assert len(tests) == 8 and {r.status for r in tests} == {"pass"}
     # The bounds: the third batch, and its earliest event (every event of it is applied).

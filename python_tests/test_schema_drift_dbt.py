@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from support import table_digests
+from support import SqlStatements, table_digests
 
 SELECT = ["--select", "stg_schema_drift__events+"]
 SCHEMA = "spark_cdc"
@@ -267,12 +267,7 @@ def test_bronze_knows_its_files_from_its_file_log(spark, dbt, built):
     # Bronze's tests read the load the latest run appended.
     (root / "batch_0002" / "part-00001.jsonl").write_text(json.dumps(late[0]) + "\n")
     dbt("run", *SELECT)
-    statements: list[str] = []
-
-    def collect(event) -> None:
-        if event.info.name == "SQLQuery":
-            statements.append(event.data.sql)
-
-    dbt("test", "--select", "int_schema_drift__events_bronze", callbacks=[collect])
+    statements = SqlStatements()
+    dbt("test", "--select", "int_schema_drift__events_bronze", callbacks=[statements])
     latest = spark.table(bronze).agg({"load_seq": "max"}).first()[0]
     assert f"where (`load_seq` >= {latest})" in "\n".join(statements)
