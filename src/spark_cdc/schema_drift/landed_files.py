@@ -71,6 +71,13 @@ def _log(spark: SparkSession, log: str, rows: list[tuple[int, str, str]]) -> Non
     for key in claim:
         spark.conf.unset(key)
     try:
+        # Created apart from the append: two runs' first appends would both create it, and
+        # one would fail; appends to an existing table never conflict.
+        spark.sql(
+            f"create table if not exists {log} "
+            "(load_seq bigint not null, source_file string not null, bronze_id string not null)"
+            " using delta"
+        )
         (
             spark.createDataFrame(rows, LOG_SCHEMA)
             .write.format("delta")
