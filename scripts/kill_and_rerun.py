@@ -19,7 +19,9 @@ killed as soon as its k-th commit file appears, for every k (before the next com
 result says which commit the kill landed after).
 
 Usage: ``.venv/bin/python scripts/kill_and_rerun.py [--only hash_cdc] [--work /tmp/kills]
-[--target engine] [--kills N] [--at commits]``. With ``--target engine`` every command is a
+[--target engine] [--kills N] [--at commits] [--first K]``. Each result is also appended to
+``<work>/<capability>/kills.jsonl`` as it comes; ``--first K`` resumes at kill point K and
+keeps the earlier results of the points before it. With ``--target engine`` every command is a
 client of the home's warm engine: the client is killed, the engine must survive it, and the
 rerun goes through the same engine. Prints one line per kill and a summary table; writes
 benchmarks/results/kill_and_rerun_<target>.json (a capability's earlier results replaced,
@@ -49,7 +51,7 @@ RUN_FROM = {"project": PROJECT}
 # the home's warm engine, the client killed, the engine left running (--target engine).
 TARGET = {"name": "local"}
 # --at commits: kill at every commit of the run under test (at most ``limit``)
-AT: dict = {"commits": False, "limit": None}
+AT: dict = {"commits": False, "limit": None, "first": 1}
 BIN = Path(sys.executable).parent
 START = re.compile(r"\d+ of \d+ START .*?\b\w+\.(\w+) ")
 
@@ -453,8 +455,11 @@ def check(capability: Capability, work: Path) -> None:
         capability.kill_points = [(str(commit), -1.0) for commit in commits]
         if AT["limit"] is not None:
             capability.kill_points = capability.kill_points[: AT["limit"]]
+    skipped = capability.kill_points[: AT["first"] - 1]
+    capability.kill_points = capability.kill_points[AT["first"] - 1 :]
     print(
-        f"[{capability.name}] prepared and reference run in {time.perf_counter() - started:.0f} s",
+        f"[{capability.name}] prepared and reference run in {time.perf_counter() - started:.0f} s"
+        f"{f'; kill points 1-{len(skipped)} left to an earlier run' if skipped else ''}",
         flush=True,
     )
     for node, delay in capability.kill_points:
@@ -500,6 +505,8 @@ def check(capability: Capability, work: Path) -> None:
         capability.results.append(result)
         state = "converged" if not differing else f"DIFFERS: {', '.join(differing)}"
         note = "" if outcome["killed"] else " (the run ended before the kill point)"
+        with (work / capability.name / "kills.jsonl").open("a") as log:
+            log.write(json.dumps(result) + "\n")
         print(
             f"[{capability.name}] kill at {result['kill_point']}: readable={readable}, "
             f"engine survived={survived}, {state}{note}",
@@ -509,10 +516,23 @@ def check(capability: Capability, work: Path) -> None:
     _release(home)
 
 
-def _merged(out: Path, summary: list[dict]) -> list[dict]:
-    """The results file with this run's capabilities replaced, the others kept, in NAMES order."""
+def _merged(out: Path, summary: list[dict], resumed: bool) -> list[dict]:
+    """The results file with this run's capabilities replaced, the others kept, in NAMES order.
+    A resumed run (``--first``) keeps the earlier results of the kill points it did not run."""
     earlier = json.loads(out.read_text()) if out.exists() else []
-    by_name = {row["capability"]: row for row in earlier + summary}
+    by_name = {row["capability"]: row for row in earlier}
+    for row in summary:
+        kept = by_name.get(row["capability"], {}).get("results", []) if resumed else []
+        ran = {r["kill_point"] for r in row["results"]}
+        results = [r for r in kept if r["kill_point"] not in ran] + row["results"]
+        killed = [r for r in results if r["killed"]]
+        by_name[row["capability"]] = {
+            **row,
+            "kills": len(killed),
+            "readable": sum(r["readable_after_kill"] for r in killed),
+            "converged": sum(r["converged"] for r in killed),
+            "results": results,
+        }
     return [by_name[name] for name in NAMES if name in by_name]
 
 
@@ -528,6 +548,12 @@ def main() -> int:
     )
     parser.add_argument("--kills", type=int, default=None, help="at most N kill points each")
     parser.add_argument(
+        "--first",
+        type=int,
+        default=1,
+        help="start at kill point N (resume a run stopped part way; earlier results kept)",
+    )
+    parser.add_argument(
         "--at",
         choices=("times", "commits"),
         default="times",
@@ -535,7 +561,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     TARGET["name"] = args.target
-    AT.update(commits=args.at == "commits", limit=args.kills)
+    AT.update(commits=args.at == "commits", limit=args.kills, first=args.first)
     from spark_cdc.dbt_invoke import copy_project
 
     shutil.rmtree(args.work / "project", ignore_errors=True)
@@ -556,14 +582,15 @@ def main() -> int:
                 "results": capability.results,
             }
         )
-    print("\n| capability | kills | readable after the kill | converged after a rerun |")
-    print("| --- | --- | --- | --- |")
-    for row in summary:
-        print(f"| {row['capability']} | {row['kills']} | {row['readable']} | {row['converged']} |")
     suffix = "_commits" if args.at == "commits" else ""
     out = PROJECT / "benchmarks" / "results" / f"kill_and_rerun_{args.target}{suffix}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(_merged(out, summary), indent=2))
+    merged = _merged(out, summary, resumed=args.first > 1)
+    out.write_text(json.dumps(merged, indent=2))
+    print("\n| capability | kills | readable after the kill | converged after a rerun |")
+    print("| --- | --- | --- | --- |")
+    for row in merged:
+        print(f"| {row['capability']} | {row['kills']} | {row['readable']} | {row['converged']} |")
     survived = all(r["engine_survived"] for row in summary for r in row["results"])
     converged = all(r["converged"] == r["kills"] == r["readable"] for r in summary)
     return 0 if converged and survived else 1
