@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from spark_cdc.idempotent_loads import TXN_APP_ID, TXN_VERSION, USER_METADATA
+from spark_cdc.orphan_tables import has_orphan
 
 LOG_SUFFIX = "__landed_files"
 LOG_SCHEMA = StructType(
@@ -73,6 +74,11 @@ def _log(spark: SparkSession, log: str, rows: list[tuple[int, str, str]]) -> Non
     try:
         # Created apart from the append: two runs' first appends would both create it, and
         # one would fail; appends to an existing table never conflict.
+        if has_orphan(spark, log):
+            # Left without its catalog entry by a killed run: replaced (Delta takes a table
+            # written over an orphan, not a bare CREATE there). The log is derived from bronze,
+            # whose loads the next lines log again.
+            spark.createDataFrame([], LOG_SCHEMA).writeTo(log).using("delta").createOrReplace()
         spark.sql(
             f"create table if not exists {log} "
             "(load_seq bigint not null, source_file string not null, bronze_id string not null)"

@@ -53,6 +53,7 @@ from pyspark.sql.types import (
 )
 
 from spark_cdc.cache_slots import keep, release
+from spark_cdc.orphan_tables import has_orphan
 from spark_cdc.schema_drift.inference import FlatColumn, finalize, flatten, schema_from_json
 from spark_cdc.schema_drift.registry import ACCEPTED, KEY, registered_through
 
@@ -206,7 +207,8 @@ def _write(
     writer = rows.writeTo(plan.table).using("delta")
     writer = writer.tableProperty("delta.columnMapping.mode", "name")
     writer = writer.tableProperty("delta.checkpointInterval", str(checkpoint_interval(plan.table)))
-    (writer.createOrReplace() if replace else writer.create())
+    # A table a killed run committed but never registered is replaced (spark_cdc.orphan_tables).
+    (writer.createOrReplace() if replace or has_orphan(spark, plan.table) else writer.create())
     return rows
 
 

@@ -1,0 +1,43 @@
+"""Tables whose first commit landed but whose catalog entry did not.
+
+Creating a managed Delta table writes its first commit, then registers the table in the
+metastore. A run killed between the two leaves an orphan: a Delta table at the table's managed
+location that the catalog does not know. Delta then refuses ``CREATE TABLE`` and a first append
+there ("location is not empty"), so every rerun would fail. Code that creates a table of its
+own asks :func:`has_orphan` first and replaces the orphan (``CREATE OR REPLACE``): the orphan's
+commit was never visible, its run redoes that work, and the replaced version stays in the
+table's Delta history.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+
+def _parts(table: str) -> tuple[str | None, str]:
+    names = [part.strip("`") for part in table.split(".")]
+    return (names[-2] if len(names) > 1 else None), names[-1]
+
+
+def managed_location(spark: SparkSession, table: str) -> str | None:
+    """Where the catalog would put ``table`` as a managed table (its database's location and
+    its lower-case name), or None when the database does not say."""
+    database, name = _parts(table)
+    database = database or spark.catalog.currentDatabase()
+    rows = spark.sql(f"describe database `{database}`").collect()
+    location = next((row[1] for row in rows if str(row[0]).lower() == "location"), None)
+    return None if not location else f"{str(location).rstrip('/')}/{name.lower()}"
+
+
+def has_orphan(spark: SparkSession, table: str) -> bool:
+    """True when ``table`` is not in the catalog but a Delta table sits at its managed location."""
+    if spark.catalog.tableExists(table):
+        return False
+    location = managed_location(spark, table)
+    if location is None:
+        return False
+    try:
+        spark.sql(f"describe detail delta.`{location}`").collect()
+    except Exception:  # no Delta table there (or no such folder): nothing to take over
+        return False
+    return True
