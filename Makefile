@@ -9,7 +9,7 @@ export SPARK_CDC_HOME ?= $(CURDIR)/.spark_cdc
 export SPARK_CDC_TARGET ?= local
 export PYTHONHASHSEED ?= 0
 
-.PHONY: setup setup-browser run test test-fast lint lint-sql lint-python pytest bench docs clean
+.PHONY: setup setup-browser run test test-fast lint lint-sql lint-python pytest bench docs dist lock clean
 
 setup:
 	@bash scripts/bootstrap.sh
@@ -51,5 +51,14 @@ bench: setup
 docs: setup
 	$(BIN)/dbt docs generate
 
+# The wheel and sdist a team installs (dist/spark_cdc-<version>-py3-none-any.whl), built with the
+# virtualenv's own setuptools (after make setup).
+dist:
+	$(BIN)/python -m build --no-isolation --outdir dist .
+
+# Re-resolve pyproject.toml's ranges into constraints/lock.txt (what setup installs).
+lock:
+	@bash scripts/lock.sh
+
 clean:
-	rm -rf target dbt_packages logs .spark_cdc
+	rm -rf target dbt_packages logs .spark_cdc dist

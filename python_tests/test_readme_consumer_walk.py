@@ -1,6 +1,8 @@
 """The consumer-project walk (docs/use-in-your-project.md), run exactly as written with bash,
-from a copy of this project (the team's project is created beside it, on its own embedded
-runtime and home)."""
+from a copy of this project: the wheel is built, the team's project is created beside it with a
+virtualenv of its own holding its dbt, and every package is held at the lowest version
+spark_cdc's ranges allow (``PIP_CONSTRAINT=constraints/lowest.txt``): installing the wheel
+keeps the team's dbt, and everything runs from the wheel on the low end of every range."""
 
 from __future__ import annotations
 
@@ -14,14 +16,55 @@ from support import command_env, copy_project, docs_text, run_command
 MARKER = re.compile(r"<!-- readme-consumer-walk -->\s*```bash\n(.*?)```", re.DOTALL)
 
 
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pins(constraints: Path) -> dict[str, str]:
+    """``name==version`` lines of a constraints file, by canonical name."""
+    pins = {}
+    for line in constraints.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[_canonical(name)] = version.strip()
+    return pins
+
+
+def _installed(venv: Path) -> dict[str, str]:
+    """Every distribution installed in ``venv``, by canonical name."""
+    done = run_command(
+        [str(venv / "bin" / "python"), "-m", "pip", "list", "--format", "json"],
+        command_env(),
+        cwd=venv,
+    )
+    return {_canonical(p["name"]): p["version"] for p in json.loads(done.stdout)}
+
+
 def test_the_consumer_walk_runs_as_written(tmp_path):
     (block,) = MARKER.findall(docs_text())
     checkout = copy_project(tmp_path / "spark_cdc")
     (checkout / ".venv").symlink_to(Path(sys.executable).parents[1])
-    env = command_env(drop=("SPARK_CDC_", "DBT_", "PYSPARK_"), profiles=None)
-    done = run_command(["bash", "-euo", "pipefail", "-c", block], env, cwd=checkout, timeout=900)
+    env = command_env(drop=("SPARK_CDC_", "DBT_", "PYSPARK_", "VIRTUAL_ENV"), profiles=None)
+    env["PIP_CONSTRAINT"] = str(checkout / "constraints" / "lowest.txt")
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    done = run_command(["bash", "-euo", "pipefail", "-c", block], env, cwd=checkout, timeout=1500)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     team = tmp_path / "team_lake"
+    # The team's dbt was kept, and every package sits at the lowest version allowed.
+    installed = _installed(team / ".venv")
+    lowest = _pins(checkout / "constraints" / "lowest.txt")
+    assert {name: installed.get(name) for name in lowest} == lowest
+    # spark_cdc itself runs from the wheel, not from a checkout.
+    origin = run_command(
+        [
+            str(team / ".venv" / "bin" / "python"),
+            "-c",
+            "import spark_cdc; print(spark_cdc.__file__)",
+        ],
+        env,
+        cwd=team,
+    )
+    assert origin.stdout.strip().startswith(str(team / ".venv")), origin.stdout
     manifest = json.loads((team / "target" / "manifest.json").read_text())
     assert {n["package_name"] for n in manifest["nodes"].values()} == {"team_lake"}
     results = json.loads((team / "target" / "run_results.json").read_text())

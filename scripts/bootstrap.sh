@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up what is missing, idempotently: virtualenv, pinned packages, Delta Lake jars.
+# Set up what is missing, idempotently: virtualenv, locked packages, Delta Lake jars.
 # Re-installs the packages only when pyproject.toml or the package sources changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,14 +18,14 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 
 stamp="$VENV/.spark_cdc-installed"
-newest_source=$(find pyproject.toml src -type f -newer "$stamp" 2>/dev/null | head -n 1 || true)
+newest_source=$(find pyproject.toml constraints src -type f -newer "$stamp" 2>/dev/null | head -n 1 || true)
 if [ ! -f "$stamp" ] || [ -n "$newest_source" ]; then
-  echo "bootstrap: installing pinned packages into $VENV"
+  echo "bootstrap: installing the locked packages (constraints/lock.txt) into $VENV"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "pip==26.3" "setuptools==84.2.1" "wheel==0.45.1"
   # compat editable mode keeps the dbt.adapters.* namespace visible (pkgutil-style namespace).
   # (PYTHONWARNINGS: setuptools warns on every install that compat mode is transitional.)
   PYTHONWARNINGS=ignore "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --config-settings editable_mode=compat -e ".[dev]"
+    --config-settings editable_mode=compat -c constraints/lock.txt -e ".[dev]"
   touch "$stamp"
 fi
 

@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from tqdm import tqdm
-
 from spark_cdc.change_events.model import ChangeEvent, TargetSchema
 from spark_cdc.change_events.reference import StateRow, resolve_reference
+from spark_cdc.generators.progress import iterate
 
 SCHEMA = TargetSchema(columns={"id": "int", "name": "string", "amount": "int"}, keys=("id",))
 START = datetime(2026, 1, 1)
@@ -111,7 +110,7 @@ def generate_stream(spec: StreamSpec, show_progress: bool = False, with_expected
     next_key = spec.initial_rows
     ts, seq = START, 0
     events: list[ChangeEvent] = []
-    for _ in tqdm(range(spec.events), disable=not show_progress, desc="events", unit="ev"):
+    for _ in iterate(range(spec.events), "events", "ev", show_progress):
         if rng.random() >= spec.tie_rate:
             ts += timedelta(milliseconds=rng.randint(1, 1000))
         seq += 1

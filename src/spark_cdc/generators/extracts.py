@@ -25,7 +25,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
-from tqdm import tqdm
+
+from spark_cdc.generators.progress import Progress, progress
 
 VALUE_RANGE = 1_000_000
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
@@ -154,7 +155,7 @@ def incremental_extract(
 
 
 def write_extract(
-    table: pa.Table, folder: Path, file_format: str, chunk_rows: int, progress: tqdm | None
+    table: pa.Table, folder: Path, file_format: str, chunk_rows: int, progress: Progress | None
 ) -> list[Path]:
     """Write ``table`` into ``folder`` as part files of ``chunk_rows`` rows (CSV or Parquet)."""
     if file_format not in ("csv", "parquet"):
@@ -219,7 +220,7 @@ def generate_extracts(spec: ExtractSpec, show_progress: bool = True) -> list[dic
         previous = plan.total
     total_rows = spec.initial_records + sum(p.total for p in plans)
     manifests = []
-    with tqdm(total=total_rows, unit="rows", disable=not show_progress, desc="extracts") as bar:
+    with progress(total_rows, "extracts", "rows", show_progress) as bar:
         table = initial_extract(rng, spec.initial_records, spec.key_columns, spec.nonkey_columns)
         write_extract(table, Path(spec.outputs[0]), spec.file_format, spec.chunk_rows, bar)
         manifests.append(

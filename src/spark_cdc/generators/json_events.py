@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
+from spark_cdc.generators.progress import progress
 
 AGENTS = ("Mozilla/5.0 (X11; Linux x86_64)", "Mozilla/5.0 (Macintosh)", "curl/8.5.0")
 POOL = ("user_agent", "session_id", "ts", "score", "device", "items", "country", "is_mobile")
@@ -111,7 +111,7 @@ def generate_batches(
     per_batch[-1] += spec.events - sum(per_batch)
     batches: list[list[str]] = []
     counts: Counter[str] = Counter()
-    with tqdm(total=spec.events, disable=not show_progress, desc="events", unit="ev") as bar:
+    with progress(spec.events, "events", "ev", show_progress) as bar:
         for number, size in enumerate(per_batch):
             types = spec.event_types + (spec.new_event_types if number >= 1 else 0)
             lines = []
