@@ -5,6 +5,7 @@ project with its own home (their commands set up their own environment)."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -92,9 +93,40 @@ def _table(text: str, heading: str) -> list[str]:
     return [re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", row) for row in rows]
 
 
-def test_the_readme_performance_table_is_the_benchmarks_at_a_glance_table():
+def _cells(row: str) -> list[str]:
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def test_the_readme_and_benchmarks_tables_are_the_results_file():
     readme = (PROJECT_DIR / "README.md").read_text()
     benchmarks = (PROJECT_DIR / "docs" / "benchmarks.md").read_text()
+    results = json.loads((PROJECT_DIR / "benchmarks" / "results" / "at_a_glance.json").read_text())
+    expected = [
+        [r["capability"], r["case"], r["project"], r["peer"], r["ratio"], r["goal"], r["measured"]]
+        for r in results["rows"]
+    ]
     glance = _table(benchmarks, "## At a glance")
-    assert len(glance) >= 10
+    assert len(expected) >= 10
+    assert [_cells(row) for row in glance[2:]] == expected
     assert _table(readme, "## Performance") == glance
+    # Each figure's section names the command that reproduces it and the date it was measured.
+    sections = {
+        heading: body
+        for heading, body in re.findall(r"(?ms)^## (.+?)\n(.*?)(?=^## |\Z)", benchmarks)
+    }
+    for row in results["rows"]:
+        page, _, anchor = row["link"].partition("#")
+        if page != "benchmarks.md":
+            continue
+        (body,) = [
+            b
+            for h, b in sections.items()
+            if re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") == anchor
+        ]
+        script = row["command"].split()[1]
+        assert script in body, (anchor, script)
+        assert row["measured"].split(",")[0] in body, (anchor, row["measured"])
+
+
+def test_the_benchmarks_page_holds_todays_figures_only():
+    assert len((PROJECT_DIR / "docs" / "benchmarks.md").read_text().splitlines()) <= 200
