@@ -1,4 +1,4 @@
-"""Run dbt commands in-process (dbtRunner) on the project's shared Spark session."""
+"""Run dbt commands in-process (dbtRunner) on the project's embedded Spark application."""
 
 from __future__ import annotations
 

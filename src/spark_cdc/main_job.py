@@ -1,7 +1,8 @@
 """The main job: every capability of the project end to end on the embedded runtime.
 
-Run with ``make run``. Each step prints what it did; dbt runs in this process on one shared
-Spark session (Delta Lake + persistent metastore under ``$SPARK_CDC_HOME``). The job replays its
+Run with ``make run``. Each step prints what it did; dbt runs in this process, on the embedded
+Spark application (Delta Lake + persistent metastore under ``$SPARK_CDC_HOME``; each dbt
+thread a session of its own). The job replays its
 demo from scratch each time, so running it again gives the same tables.
 """
 
