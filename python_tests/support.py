@@ -19,6 +19,7 @@ DOC_PAGES = [
     *(
         PROJECT_DIR / "docs" / f"{name}.md"
         for name in (
+            "architecture",
             "targets-and-engine",
             "snapshots",
             "use-in-your-project",
