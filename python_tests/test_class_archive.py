@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support import command_env, run_command
 
-from spark_cdc import class_archive
+from spark_cdc import class_archive, class_archive_build
 from spark_cdc.class_archive import DUMP_SETTING, SETTING, archive_key, driver_java_options
 
 
@@ -91,7 +91,7 @@ def test_the_same_jar_installed_again_gives_another_archive(jars):
 def test_a_session_loads_most_classes_from_the_archive(tmp_path):
     """A new embedded process (as every plain command starts) with the archive the setup step
     built: the JVM's own class-load log says where each class came from."""
-    assert class_archive.build_archive() is not None
+    assert class_archive_build.build_archive() is not None
     log = tmp_path / "classes.log"
     script = (
         "from spark_cdc.runtime import get_or_create_session\n"
@@ -117,7 +117,7 @@ def test_archives_no_jvm_opened_for_a_month_are_removed(tmp_path):
     os.utime(old, (month_ago, month_ago))
     os.utime(current, (month_ago, month_ago))  # the one in use is kept whatever its times
     os.utime(recent, (time.time() - 86_400, month_ago))  # opened yesterday
-    assert class_archive.prune_stale(tmp_path, keep=current) == [old]
+    assert class_archive_build.prune_stale(tmp_path, keep=current) == [old]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spark-now.jsa", "spark-recent.jsa"]
 
 
@@ -127,7 +127,7 @@ def test_a_new_archive_replaces_those_of_the_same_virtualenv_folder(tmp_path):
     other_venv = tmp_path / "spark-bbbb2222-oldkey.jsa"
     for archive in (current, replaced, other_venv):
         archive.write_bytes(b"")
-    assert class_archive.prune_replaced(current) == [replaced]
+    assert class_archive_build.prune_replaced(current) == [replaced]
     assert sorted(p.name for p in tmp_path.iterdir()) == [current.name, other_venv.name]
 
 

@@ -93,7 +93,7 @@ def test_two_cold_starts_at_once_start_one_engine(tmp_path, monkeypatch):
         state = next((r for r in results if isinstance(r, dict)), None)
         assert engine.stop(tmp_path)
     assert state is not None
-    assert engine._process(state["supervisor_pid"], state["supervisor_started"]) is None
+    assert engine.process_of(state["supervisor_pid"], state["supervisor_started"]) is None
     assert engine.Engine(tmp_path).state() is None
 
 

@@ -150,9 +150,9 @@ def test_an_idle_engine_stops_by_itself_and_releases_its_home(tmp_path):
     # The state goes first (no client is handed a stopping server), then the server and the
     # supervisor end.
     supervisor = (state["supervisor_pid"], state["supervisor_started"])
-    while engine._process(*supervisor) is not None and time.monotonic() < deadline + 60:
+    while engine.process_of(*supervisor) is not None and time.monotonic() < deadline + 60:
         time.sleep(0.5)
-    assert engine._process(*supervisor) is None
+    assert engine.process_of(*supervisor) is None
     assert not psutil.pid_exists(state["server_pid"]) or (
         psutil.Process(state["server_pid"]).status() == psutil.STATUS_ZOMBIE
     )

@@ -33,5 +33,5 @@ fi
 "$VENV/bin/python" -m spark_cdc.jars >/dev/null
 # The JVM class archive every embedded Spark process maps to start faster (built once, about a
 # minute; a no-op when present; Spark works without it).
-"$VENV/bin/python" -m spark_cdc.class_archive >/dev/null
+"$VENV/bin/python" -m spark_cdc.class_archive_build >/dev/null
 echo "bootstrap: ready ($("$VENV/bin/python" -c 'import pyspark, delta; print("pyspark", pyspark.__version__)'))"

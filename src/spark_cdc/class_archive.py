@@ -6,13 +6,13 @@ from an archive written once (Java's dynamic CDS: ``-XX:ArchiveClassesAtExit`` t
 ``-XX:SharedArchiveFile``); measured here, a new process reached its first Delta write 5-6 s
 sooner (15.5-17.5 s instead of 21.6-22.1 s).
 
-The setup step builds the archive (``python -m spark_cdc.class_archive``): a scratch session runs
-the statements dbt commands run, the JVM writes the archive when it exits, and only then is the
-file moved into place (a half-written archive would crash the JVM that maps it). The archive is
-named after the Java binary, pyspark (version and folder) and the Delta jars, so an upgrade of any
-of them, or another virtualenv, gives a new name and the old archive is simply not used. A
-missing archive costs nothing: the JVM starts as it always did. ``SPARK_CDC_CLASS_ARCHIVE=0``
-turns it off.
+The setup step builds the archive (``python -m spark_cdc.class_archive_build``): a scratch
+session runs the statements dbt commands run, the JVM writes the archive when it exits, and only
+then is the file moved into place (a half-written archive would crash the JVM that maps it). The
+archive is named after the Java binary, pyspark (version and folder) and the Delta jars, so an
+upgrade of any of them, or another virtualenv, gives a new name and the old archive is simply
+not used. A missing archive costs nothing: the JVM starts as it always did.
+``SPARK_CDC_CLASS_ARCHIVE=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -20,10 +20,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
-import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -111,109 +107,3 @@ def add_to_driver_options(settings: dict[str, str], jars: list[Path]) -> None:
     if options:
         current = settings.get("spark.driver.extraJavaOptions", "")
         settings["spark.driver.extraJavaOptions"] = " ".join([current, *options]).strip()
-
-
-def _dump_workload() -> None:
-    """Run in the child process that writes the archive: a session on a scratch home and one
-    round of what dbt commands do (the engine warm-up's statements)."""
-    from spark_cdc.engine_warmup import workload
-    from spark_cdc.runtime import get_or_create_session
-
-    spark = get_or_create_session()
-    jvm = spark.sparkContext._gateway.proc
-    spark.sql("create schema if not exists class_archive")
-    workload(spark, "class_archive")
-    spark.stop()
-    # The JVM writes the archive as it exits, after its input closes: wait for the whole file.
-    jvm.stdin.close()
-    if jvm.wait(timeout=300) != 0:
-        raise SystemExit(f"the JVM exited with {jvm.returncode} while writing the archive")
-
-
-def build_archive(timeout: float = 600) -> Path | None:
-    """Build the archive unless it is there; its path (None when there is no java, or it is
-    turned off). Raises when the JVM did not write a complete archive."""
-    from spark_cdc.jars import delta_jars, fetch_delta_jars
-
-    if os.environ.get(SETTING, "1").strip() == "0":
-        return None
-    jars = delta_jars() or fetch_delta_jars()
-    target = archive_file(jars)
-    if target is None or target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    print("spark_cdc: building the JVM class archive (once, about a minute)", file=sys.stderr)
-    with tempfile.TemporaryDirectory(prefix="spark_cdc_class_archive_") as scratch:
-        partial = target.parent / f".{target.name}.{os.getpid()}.partial"
-        env = {
-            **os.environ,
-            DUMP_SETTING: str(partial),
-            "SPARK_CDC_HOME": str(Path(scratch) / "home"),
-            "SPARK_CDC_MASTER": "local[2]",
-        }
-        env.pop("SPARK_CDC_LOG_LEVEL", None)
-        done = subprocess.run(
-            [sys.executable, "-c", "from spark_cdc.class_archive import _dump_workload as w; w()"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-        try:
-            if done.returncode != 0 or not partial.is_file():
-                raise RuntimeError(
-                    "the JVM class archive could not be built (Spark still works without it): "
-                    + (done.stderr.strip().splitlines() or ["no output"])[-1]
-                )
-            os.replace(partial, target)
-        finally:
-            partial.unlink(missing_ok=True)
-    prune_replaced(target)
-    prune_stale(target.parent, keep=target)
-    return target
-
-
-def prune_replaced(current: Path) -> list[Path]:
-    """Remove the other archives of ``current``'s virtualenv folder (same install tag): built
-    for jars that a reinstall in that folder replaced, no JVM can map them any more."""
-    tag = current.name.split("-")[1]
-    removed = []
-    for archive in current.parent.glob(f"spark-{tag}-*.jsa"):
-        if archive != current:
-            archive.unlink(missing_ok=True)
-            removed.append(archive)
-    return removed
-
-
-STALE_AFTER_DAYS = 30
-
-
-def prune_stale(folder: Path, keep: Path, days: float = STALE_AFTER_DAYS) -> list[Path]:
-    """Remove the archives (about 230 MB each) that no JVM has opened for ``days`` days: those of
-    an older Java, pyspark or virtualenv. A JVM that maps one updates its access time (on a file
-    system mounted ``noatime`` an archive in use may go: its virtualenv's next bootstrap builds it
-    again, and its JVMs start without one meanwhile)."""
-    cutoff = time.time() - days * 86_400
-    removed = []
-    for archive in folder.glob("spark-*.jsa"):
-        if archive != keep and max(archive.stat().st_atime, archive.stat().st_mtime) < cutoff:
-            archive.unlink(missing_ok=True)
-            removed.append(archive)
-    return removed
-
-
-def main() -> int:
-    """Build the archive (a no-op when it is there) and print where it is."""
-    try:
-        archive = build_archive()
-    except RuntimeError as error:
-        print(f"spark_cdc: {error}", file=sys.stderr)
-        return 0
-    if archive is not None:
-        print(archive)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -13,7 +13,7 @@ from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.generators.extracts import ExtractSpec, GeneratorError, generate_extracts
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
 from spark_cdc.scaffold.cli import add_parser
-from spark_cdc.schema_drift.stream_command import add_stream_parser
+from spark_cdc.stream_command import add_stream_parser
 
 POSITIONAL = (
     ("initial_records", int),
@@ -400,7 +400,8 @@ def _run_engine(args: argparse.Namespace) -> int:
 
 
 def _run_target(args: argparse.Namespace) -> int:
-    from spark_cdc.targets import current_target, profile_name, profiles_dir
+    from spark_cdc.dbt_project_files import profiles_dir
+    from spark_cdc.targets import current_target, profile_name
 
     target = current_target()
     print(

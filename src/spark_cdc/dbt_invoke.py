@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from spark_cdc.dbt_project_files import profiles_dir as default_profiles_dir
+from spark_cdc.dbt_project_files import project_root
+
 
 class DbtCommandError(RuntimeError):
     """A dbt command did not succeed."""
-
-
-def project_root() -> Path:
-    """The dbt project: ``$SPARK_CDC_PROJECT_DIR`` or the nearest parent with dbt_project.yml."""
-    configured = os.environ.get("SPARK_CDC_PROJECT_DIR")
-    if configured:
-        return Path(configured).resolve()
-    for folder in [Path.cwd(), *Path.cwd().parents]:
-        if (folder / "dbt_project.yml").exists():
-            return folder
-    raise DbtCommandError("No dbt_project.yml found: run from the project folder")
 
 
 def run_dbt(
@@ -37,8 +28,6 @@ def run_dbt(
     Raises :class:`DbtCommandError` when the command fails and ``expect_success`` is set.
     """
     from dbt.cli.main import dbtRunner
-
-    from spark_cdc.targets import profiles_dir as default_profiles_dir
 
     project = project_dir or project_root()
     profiles = profiles_dir or default_profiles_dir()

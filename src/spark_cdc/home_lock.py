@@ -18,6 +18,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
+
+def default_home() -> Path:
+    """Folder of the persistent warehouse and metastore: ``$SPARK_CDC_HOME`` or ``./.spark_cdc``."""
+    return Path(os.environ.get("SPARK_CDC_HOME", ".spark_cdc")).expanduser().resolve()
+
+
 LOCK_NAME = ".spark_cdc.lock"
 
 _held: dict[Path, IO[str]] = {}

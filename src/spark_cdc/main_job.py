@@ -24,7 +24,8 @@ from spark_cdc.change_events.landing import (
     land_debezium_files,
     land_initial_rows,
 )
-from spark_cdc.dbt_invoke import last_invocation_id, node_statuses, project_root, run_dbt
+from spark_cdc.dbt_invoke import last_invocation_id, node_statuses, run_dbt
+from spark_cdc.dbt_project_files import project_root
 from spark_cdc.generators.change_events import SCHEMA as CHANGE_EVENT_SCHEMA
 from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.generators.debezium import SCHEMA as DEBEZIUM_SCHEMA

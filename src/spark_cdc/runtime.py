@@ -16,18 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from spark_cdc.class_archive import add_to_driver_options
-from spark_cdc.home_lock import acquire_home
+from spark_cdc.engine_state import make_way_for_embedded
+from spark_cdc.home_lock import acquire_home, default_home
 from spark_cdc.jars import delta_jars, fetch_delta_jars
 from spark_cdc.master_check import check_reachable, wait_for_executors
 from spark_cdc.pyspark_logs import silence_query_context_logs
 
 DEFAULT_MASTER = "local[2]"
 SESSION_TIME_ZONE = "UTC"
-
-
-def default_home() -> Path:
-    """Folder of the persistent warehouse and metastore: ``$SPARK_CDC_HOME`` or ``./.spark_cdc``."""
-    return Path(os.environ.get("SPARK_CDC_HOME", ".spark_cdc")).expanduser().resolve()
 
 
 def java_option(name: str, value: str) -> str:
@@ -153,8 +149,6 @@ def get_or_create_session(
     for key, value in (extra or {}).items():
         settings[str(key)] = str(value)
     if uses_embedded_metastore(settings):
-        from spark_cdc.engine import make_way_for_embedded
-
         make_way_for_embedded(home)
         acquire_home(home)
     check_reachable(settings["spark.master"])

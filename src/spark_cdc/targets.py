@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from spark_cdc.dbt_project_files import ProjectNotFoundError, profiles_dir, project_root
 from spark_cdc.pyspark_logs import silence_query_context_logs
 
 PROFILE = "spark_cdc"
@@ -65,24 +66,12 @@ class Target:
         )
 
 
-def profiles_dir() -> Path:
-    """Where profiles.yml is, by dbt's own rule: ``$DBT_PROFILES_DIR`` (what ``--profiles-dir``
-    sets here), else the current folder if it holds one, else ``~/.dbt``."""
-    if os.environ.get("DBT_PROFILES_DIR"):
-        return Path(os.environ["DBT_PROFILES_DIR"])
-    from dbt.cli.resolvers import default_profiles_dir
-
-    return Path(default_profiles_dir())
-
-
 def profile_name() -> str:
     """The ``profile`` of the dbt project of the current folder (or a parent), else
     ``spark_cdc``: the same profile dbt uses for that project."""
-    from spark_cdc.dbt_invoke import DbtCommandError, project_root
-
     try:
         project = yaml.safe_load((project_root() / "dbt_project.yml").read_text()) or {}
-    except (DbtCommandError, OSError, yaml.YAMLError):
+    except (ProjectNotFoundError, OSError, yaml.YAMLError):
         return PROFILE
     return str(project.get("profile") or PROFILE)
 
