@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import BIN
 
 pytestmark = pytest.mark.cli
 
-BIN = Path(sys.executable).parent
 
 READ_BACK = """
 import json, sys

@@ -14,11 +14,11 @@ from pathlib import Path
 import psutil
 import pytest
 from servers import PROJECT_DIR
+from support import BIN
 
 from spark_cdc import engine
 
 pytestmark = pytest.mark.cli
-BIN = Path(sys.executable).parent
 
 # An incremental model whose second run MERGEs a source that takes minutes to compute (a hash of
 # every one of 5e10 generated ids), so the MERGE is still running when Ctrl-C comes.

@@ -7,13 +7,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support import copy_project
+from support import BIN, copy_project
 
-BIN = Path(sys.executable).parent
 INLINE = "select '{{ target.name }}|{{ target.method }}|{{ target.host }}' as t"
 
 

@@ -6,16 +6,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from support import PROJECT_DIR
+from support import BIN, PROJECT_DIR
 
 from spark_cdc.scaffold.names import SIMPLE_TYPES
 
-BIN = Path(sys.executable).parent
 CAPABILITY_FOLDERS = ("change_events", "hash_cdc", "schema_drift")
 
 
