@@ -14,6 +14,7 @@ import subprocess
 import time
 from collections import Counter
 from pathlib import Path
+from urllib.request import urlopen
 
 import pytest
 from pyspark.sql import functions as F
@@ -349,3 +350,69 @@ def test_a_lines_batch_id_is_the_name_of_its_files_folder(spark):
     rows = spark.createDataFrame([(path,) for path in paths], "path string")
     got = rows.select("path", folder_name(F.col("path")).alias("folder")).collect()
     assert {row.path: row.folder for row in got} == {path: path.split("/")[-2] for path in paths}
+
+
+def _scrape(port: int, feed: str) -> dict[str, float]:
+    """The endpoint's samples of ``feed``, by name."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return {
+        sample.name: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.labels.get("feed") == feed
+    }
+
+
+def test_the_metrics_endpoint_serves_what_the_progress_table_holds(spark, batches, tmp_path):
+    tables = FeedTables(SCHEMA, "metered", "schema_drift_silver__metered__")
+    spark.sql(f"create schema if not exists {SCHEMA}")
+    for table in spark.catalog.listTables(SCHEMA):
+        if "metered" in table.name:
+            spark.sql(f"drop table {SCHEMA}.{table.name}")
+    root = _land_all(batches, tmp_path / "landing")
+    landed_lines = sum(len(p.read_bytes().splitlines()) for p in root.glob("*/*.jsonl"))
+    during: list[dict[str, float]] = []
+    port = {"value": None}
+    run = start_stream(
+        spark,
+        str(root),
+        tables,
+        tmp_path / "checkpoint",
+        available_now=True,
+        max_files_per_trigger=1,
+        after_batch=lambda _: during.append(_scrape(port["value"], "metered")),
+        metrics_port=0,
+    )
+    port["value"] = run.metrics_port
+    try:
+        run.query.awaitTermination()
+        run.finish()
+        after = _scrape(run.metrics_port, "metered")
+    finally:
+        run.close_metrics()
+    rows = spark.table(tables.stream_progress).orderBy("batch_id").collect()
+    assert len(rows) >= 3 and len(during) == len(rows)
+    # Served while the stream ran, growing batch by batch.
+    seen = [d.get("spark_cdc_stream_input_rows_total", 0) for d in during]
+    assert seen == sorted(seen) and seen[-1] <= after["spark_cdc_stream_input_rows_total"]
+    # After it: the counters sum the table's rows, which hold every landed line; the gauges are
+    # its latest row.
+    assert after["spark_cdc_stream_batches_total"] == len(rows)
+    assert after["spark_cdc_stream_input_rows_total"] == sum(r.input_rows for r in rows)
+    assert sum(r.input_rows for r in rows) == landed_lines
+    last = rows[-1]
+    assert after["spark_cdc_stream_last_batch_id"] == last.batch_id
+    assert after["spark_cdc_stream_input_rows_per_second"] == pytest.approx(
+        last.input_rows_per_second
+    )
+    assert after["spark_cdc_stream_processed_rows_per_second"] == pytest.approx(
+        last.processed_rows_per_second
+    )
+    assert after["spark_cdc_stream_batch_duration_seconds"] == pytest.approx(
+        last.batch_duration_ms / 1000
+    )
+    with pytest.raises(OSError):  # closed with the stream
+        _scrape(run.metrics_port, "metered")

@@ -83,6 +83,13 @@ def add_stream_parser(commands: argparse._SubParsersAction) -> None:
         default=None,
         help="the query's checkpoint ($SPARK_CDC_HOME/streams/schema_drift/FEED)",
     )
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="serve the stream's progress as Prometheus metrics on 127.0.0.1:PORT/metrics "
+        "(needs spark-cdc[metrics])",
+    )
     parser.set_defaults(handler=run_schema_drift_stream)
     status = kinds.add_parser(
         "status", help="the latest figures of a feed's stream (last batch, rows, rates)"
@@ -115,14 +122,18 @@ def run_schema_drift_stream(args: argparse.Namespace) -> int:
         trigger_interval=args.trigger_interval,
         max_files_per_trigger=args.max_files_per_trigger,
         after_batch=None if args.available_now else refresh_monitoring,
+        metrics_port=args.metrics_port,
     )
     print(f"{args.feed}: streaming {settings.landing_root} (checkpoint {checkpoint})", flush=True)
+    if run.metrics_port is not None:
+        print(f"{args.feed}: metrics on http://127.0.0.1:{run.metrics_port}/metrics", flush=True)
     try:
         run.query.awaitTermination()
     except KeyboardInterrupt:
         run.query.stop()
     finally:
         run.finish()
+        run.close_metrics()
     if run.query.exception() is not None:
         raise run.query.exception()
     if args.available_now:

@@ -239,6 +239,13 @@ class StreamRun:
     query: StreamingQuery
     recorder: ProgressRecorder
     tables: FeedTables
+    # The Prometheus endpoint's port (``metrics_port``), None without one.
+    metrics_port: int | None = None
+
+    def close_metrics(self) -> None:
+        """Stop serving the metrics endpoint (if any)."""
+        if self.recorder.metrics is not None:
+            self.recorder.metrics.close()
 
     def finish(self) -> int:
         """After the query stopped: its last progress reports written, the listener removed;
@@ -272,8 +279,12 @@ def start_stream(
     trigger_interval: str = "30 seconds",
     max_files_per_trigger: int | None = None,
     after_batch: Callable[[int], None] | None = None,
+    metrics_port: int | None = None,
+    metrics_address: str = "127.0.0.1",
 ) -> StreamRun:
-    """Start the query (``available_now``: take in what is landed, then stop).
+    """Start the query (``available_now``: take in what is landed, then stop). With
+    ``metrics_port`` (0: a free port) its progress is also served as Prometheus metrics
+    (:mod:`spark_cdc.schema_drift.stream_metrics`) until :meth:`StreamRun.close_metrics`.
 
     On a session, each micro-batch runs in this process and ``after_batch`` after it; on Spark
     Connect the batch runs in the server's Python worker (:func:`check_server_python` first),
@@ -283,7 +294,13 @@ def start_stream(
     app_id = f"spark_cdc.schema_drift/{checkpoint.resolve()}"
     name = f"schema_drift_{tables.feed}"
     remote = is_connect(spark)
-    recorder = ProgressRecorder(name, checkpoint / "status.json", process_id)
+    metrics, served = None, None
+    if metrics_port is not None:
+        from spark_cdc.schema_drift.stream_metrics import StreamMetrics
+
+        metrics = StreamMetrics(tables.feed)
+        served = metrics.serve(metrics_port, metrics_address)
+    recorder = ProgressRecorder(name, checkpoint / "status.json", process_id, metrics)
     if remote:
         check_server_python(spark)
         recorder.write_each_report(spark, tables.stream_progress, after_batch)
@@ -312,7 +329,7 @@ def start_stream(
         if available_now
         else writer.trigger(processingTime=trigger_interval)
     )
-    return StreamRun(spark, writer.start(), recorder, tables)
+    return StreamRun(spark, writer.start(), recorder, tables, served)
 
 
 class ServerPythonError(RuntimeError):

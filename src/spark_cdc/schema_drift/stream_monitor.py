@@ -104,8 +104,12 @@ def progress_row(progress: Any, process_id: str) -> tuple:
 class ProgressRecorder(StreamingQueryListener):
     """Queues the progress reports of one query and keeps its status file current."""
 
-    def __init__(self, query_name: str, status_file: Path, process_id: str) -> None:
+    def __init__(
+        self, query_name: str, status_file: Path, process_id: str, metrics: Any = None
+    ) -> None:
         self.query_name = query_name
+        # A StreamMetrics (stream_metrics) told of each report that took in lines, or None.
+        self.metrics = metrics
         self.status_file = status_file
         self.process_id = process_id
         self.pending: queue.SimpleQueue[tuple] = queue.SimpleQueue()
@@ -135,6 +139,8 @@ class ProgressRecorder(StreamingQueryListener):
         row = progress_row(progress, self.process_id)
         if row[4] > 0:
             self.pending.put(row)
+            if self.metrics is not None:
+                self.metrics.observe(row)
         self._status(
             {
                 "state": "running",
