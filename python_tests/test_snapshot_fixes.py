@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import pytest
-from support import PROJECT_DIR, dbt_invoker, messages
+from support import PROJECT_DIR, SqlStatements, dbt_invoker, messages
 
 from spark_cdc.dbt_invoke import snapshot_variant
 from spark_cdc.table_state import versions
@@ -87,6 +88,14 @@ PROJECTS: dict[str, Path] = {}
 def _scenario_project(base: Path, schema_suffix: str, stock: bool) -> Path:
     files = {"models/scenario_sources.yml": SCENARIOS_YML, "snapshots/scenarios.yml": SNAPSHOTS_YML}
     return snapshot_variant(base / schema_suffix, schema_suffix, files, stock, PROJECT_DIR)
+
+
+# Statements that change a table (temporary views and cached relations are the run's own).
+WRITES = re.compile(
+    r"\b(merge\s+into|insert\s+(into|overwrite)|alter\s+table|create\s+(or\s+replace\s+)?table"
+    r"|replace\s+table|update\s+\S+\s+set|delete\s+from|optimize|vacuum)\b",
+    re.IGNORECASE,
+)
 
 
 @pytest.fixture(scope="module")
@@ -335,8 +344,22 @@ def test_a_refused_run_that_would_widen_a_column_leaves_the_table_at_its_version
     table = "spark_cdc_fixed.sc_widened_dupes"
     before = versions(spark, [table])
     _source(spark, "widened_dupes", "id int, amount bigint", [(1, 10), (2, 3_000_000_000), (2, 21)])
-    refused = _snapshot(runs, "fixed", "sc_widened_dupes", expect_success=False)
+    statements = SqlStatements()
+    refused = runs["fixed"](
+        "snapshot", "--select", "sc_widened_dupes", expect_success=False, callbacks=[statements]
+    )
     assert not refused.success and "sc_widened_dupes" in _failure(refused)
+    # The run read the source (its key check refused it) and stopped before any statement that
+    assert any("scenario_src" in s and "widened_dupes" in s for s in statements)
+    assert any(
+        "scenario_src" in statement and "widened_dupes" in statement for statement in statements
+    )
+    writes = [
+        statement
+        for statement in statements
+        if "sc_widened_dupes" in statement and WRITES.search(statement)
+    ]
+    assert writes == []
     assert versions(spark, [table]) == before
     assert dict(spark.table(table).dtypes)["amount"] == "int"
     properties = {row.key for row in spark.sql(f"show tblproperties {table}").collect()}
