@@ -17,27 +17,6 @@ def test_session_settings_are_lean_and_utc(spark):
     assert jvm_zone == "UTC"
 
 
-def test_delta_table_round_trip_through_the_metastore(spark):
-    spark.sql("create schema if not exists runtime_check")
-    spark.sql("drop table if exists runtime_check.items")
-    spark.sql("create table runtime_check.items (id int, name string) using delta")
-    spark.sql("insert into runtime_check.items values (1, 'a'), (2, 'b')")
-    spark.sql(
-        "merge into runtime_check.items t using (select 2 as id, 'B' as name) s on t.id = s.id "
-        "when matched then update set name = s.name"
-    )
-    rows = spark.table("runtime_check.items").orderBy("id").collect()
-    assert [(r.id, r.name) for r in rows] == [(1, "a"), (2, "B")]
-    provider = [
-        r.data_type
-        for r in spark.sql("describe extended runtime_check.items").collect()
-        if r.col_name == "Provider"
-    ]
-    assert provider == ["delta"]
-    history = spark.sql("describe history runtime_check.items").collect()
-    assert len(history) == 3  # create, insert, merge: Delta time travel is available
-
-
 def test_timestamps_are_zone_less_utc(spark):
     row = spark.sql("select timestamp'9999-12-31 23:59:59' as high").collect()[0]
     assert row.high == dt.datetime(9999, 12, 31, 23, 59, 59)

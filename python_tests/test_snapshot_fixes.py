@@ -2,7 +2,9 @@
 
 Each scenario runs twice on the same source data: on a copy of the project without the snapshot
 macro overrides (stock dbt-spark + dbt-adapters behaviour, schema spark_cdc_stock) and on a copy
-with them (schema spark_cdc_fixed). The stock assertions prove each fix's test would fail there.
+with them (schema spark_cdc_fixed). The tests assert the project's behaviour; stock's is checked
+to still show the bug each override fixes, and when upstream fixes one the test warns (an
+override that may go), it does not fail.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -90,6 +93,17 @@ def _scenario_project(base: Path, schema_suffix: str, stock: bool) -> Path:
     return snapshot_variant(base / schema_suffix, schema_suffix, files, stock, PROJECT_DIR)
 
 
+class UpstreamFixed(UserWarning):
+    """Stock dbt-spark no longer shows a bug that one of the project's overrides fixes."""
+
+
+def _upstream_bug(still_there: bool, bug: str) -> None:
+    """Stock still has ``bug`` (the fix's test would fail there); a warning when it no longer
+    does, not a failure: the project's behaviour is what the test asserts."""
+    if not still_there:
+        warnings.warn(UpstreamFixed(f"stock dbt-spark no longer shows: {bug}"), stacklevel=2)
+
+
 # Statements that change a table (temporary views and cached relations are the run's own).
 WRITES = re.compile(
     r"\b(merge\s+into|insert\s+(into|overwrite)|alter\s+table|create\s+(or\s+replace\s+)?table"
@@ -153,8 +167,8 @@ def test_new_record_deletion_rows_keep_the_deleted_values(spark, runs):
     assert fixed["name"] == "Ben" and fixed["updated_at"] == dt.datetime(2026, 1, 1, 8)
     assert fixed["dbt_is_deleted"] is True
     # dbt-adapters#1401: every source column is NULL on the deletion row, the key included.
-    assert stock["id"] is None and stock["name"] is None
-    assert stock["dbt_is_deleted"] == "True"  # a string, not a boolean
+    _upstream_bug(stock["id"] is None and stock["name"] is None, "dbt-adapters#1401")
+    _upstream_bug(stock["dbt_is_deleted"] == "True", "dbt-adapters#1401 (a string flag)")
 
 
 def test_composite_key_does_not_leak_helper_columns(spark, runs):
@@ -179,8 +193,8 @@ def test_composite_key_does_not_leak_helper_columns(spark, runs):
     ]
     # dbt-adapters#2101: the second run adds the helper columns to the target and fails.
     stock_columns = spark.table("spark_cdc_stock.sc_composite").columns
-    assert "dbt_unique_key_1" in stock_columns
-    assert outcomes["stock"][0] and not any(outcomes["stock"][1:])
+    _upstream_bug("dbt_unique_key_1" in stock_columns, "dbt-adapters#2101")
+    _upstream_bug(outcomes["stock"][0] and not any(outcomes["stock"][1:]), "dbt-adapters#2101")
 
 
 def test_restored_key_never_overlaps_its_deleted_version(spark, runs):
@@ -204,7 +218,7 @@ def test_restored_key_never_overlaps_its_deleted_version(spark, runs):
     assert restored["dbt_valid_from"] >= closed["dbt_valid_to"]
     assert restored["dbt_updated_at"] == dt.datetime(2026, 1, 2, 8)
     stock_first, stock_restored = versions("stock")
-    assert stock_restored["dbt_valid_from"] < stock_first["dbt_valid_to"]  # overlap
+    _upstream_bug(stock_restored["dbt_valid_from"] < stock_first["dbt_valid_to"], "overlap")
 
 
 def test_merge_inserts_an_explicit_column_list(spark, runs):
@@ -224,7 +238,7 @@ def test_merge_inserts_an_explicit_column_list(spark, runs):
     rows = {r["id"]: r for r in _rows(spark, "fixed", "sc_dropped")}
     assert rows[2]["name"] == "Ben" and rows[2]["nickname"] is None
     assert rows[1]["nickname"] == "A"
-    assert not stock.success  # `insert *` cannot fill the target's nickname column
+    _upstream_bug(not stock.success, "`insert *` cannot fill a dropped source column")
 
 
 def test_duplicate_keys_fail_before_the_merge_naming_the_keys(spark, runs):
@@ -242,9 +256,13 @@ def test_duplicate_keys_fail_before_the_merge_naming_the_keys(spark, runs):
     assert "duplicate unique_key values" in message and "(id=1) x2" in message
     assert not spark.catalog.tableExists("spark_cdc_fixed.sc_dupes")
     # Stock: the first run silently stores two versions of key 1 with one dbt_scd_id.
-    assert stock.success
-    stock_rows = [r for r in _rows(spark, "stock", "sc_dupes") if r["id"] == 1]
-    assert len(stock_rows) == 2 and stock_rows[0]["dbt_scd_id"] == stock_rows[1]["dbt_scd_id"]
+    stock_rows = (
+        [r for r in _rows(spark, "stock", "sc_dupes") if r["id"] == 1] if stock.success else []
+    )
+    _upstream_bug(
+        len(stock_rows) == 2 and stock_rows[0]["dbt_scd_id"] == stock_rows[1]["dbt_scd_id"],
+        "duplicate keys stored with one dbt_scd_id",
+    )
 
     # On a later run (the MERGE path) the fixed snapshot refuses duplicates the same way.
     _source(spark, "dupes", PEOPLE, [(1, "Ann", T1), (2, "Ben", T1)])
@@ -286,7 +304,9 @@ def test_concurrent_runs_do_not_share_a_staging_view(spark, runs):
     staging = [s for s in statements if "create or replace" in s and "__dbt_tmp_" in s]
     assert len(staging) == 1
     assert "create or replace temporary view sc_concurrent__dbt_tmp_" in staging[0]
-    assert not spark.catalog.tableExists(other_views["stock"])  # stock dropped the other's view
+    _upstream_bug(
+        not spark.catalog.tableExists(other_views["stock"]), "a shared staging view dropped"
+    )
 
 
 def test_high_end_date_does_not_shift_with_the_session_time_zone(spark, runs):
@@ -326,7 +346,7 @@ def test_a_widened_source_column_keeps_history_and_values(spark, runs):
     fixed = _snapshot(runs, "fixed", "sc_widened", expect_success=False)
     stock = _snapshot(runs, "stock", "sc_widened", expect_success=False)
     assert fixed.success, messages(fixed)
-    assert not stock.success  # the MERGE cannot write 3,000,000,000 into the int column
+    _upstream_bug(not stock.success, "dbt-databricks#759: a widened column cannot be merged")
     rows = sorted(
         (r["id"], r["amount"], r["dbt_valid_to"] is None)
         for r in _rows(spark, "fixed", "sc_widened")
@@ -426,10 +446,6 @@ def test_a_new_source_column_with_new_record_deletes(spark, runs):
     ]
     # Stock takes the new column too (dbt-spark 1.11 does not break here), but its deletion row
     # loses the deleted key (dbt-adapters#1401, as above).
-    assert stock.success, _failure(stock)
-    deletions = [
-        r
-        for r in _rows(spark, "stock", "sc_new_column_new_record")
-        if r["dbt_is_deleted"] == "True"
-    ]
-    assert [(r["id"], r["name"]) for r in deletions] == [(None, None)]
+    stored = _rows(spark, "stock", "sc_new_column_new_record") if stock.success else []
+    deletions = [r for r in stored if r["dbt_is_deleted"] == "True"]
+    _upstream_bug([(r["id"], r["name"]) for r in deletions] == [(None, None)], "dbt-adapters#1401")

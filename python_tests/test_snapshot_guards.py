@@ -51,8 +51,9 @@ def test_an_unquoted_yaml_datetime_is_accepted(spark, dbt, day_one):
         "stg_customer_states",
         "--vars",
         "{source_day: 1, default_high_dttm: 9999-12-31 23:59:59}",
+        expect_success=False,
     )
-    assert result.success
+    assert result.success, _failure(result)
 
 
 def test_hard_deletes_refuse_an_empty_source_unless_allowed(spark, dbt, day_one):
