@@ -4,13 +4,12 @@ env_var default) both resolve the same target, with the same method and host."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from support import BIN, copy_project
+from support import BIN, command_env, copy_project
 
 INLINE = "select '{{ target.name }}|{{ target.method }}|{{ target.host }}' as t"
 
@@ -21,12 +20,7 @@ def project(tmp_path_factory) -> Path:
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("SPARK_CDC_", "DBT_")) and key != "PYTEST_CURRENT_TEST"
-    }
-    return {**env, **extra}
+    return command_env(drop=("SPARK_CDC_", "DBT_", "PYTEST_CURRENT_TEST"), profiles=None, **extra)
 
 
 def _resolved(project: Path, env: dict[str, str], flags: list[str]) -> tuple[tuple, tuple]:
