@@ -76,6 +76,31 @@ def profile_name() -> str:
     return str(project.get("profile") or PROFILE)
 
 
+def _credentials(data: dict[str, Any], profile: str, target: str) -> Any:
+    """The target's credentials, built by its adapter plugin's own credentials class (as dbt
+    builds them: aliases translated, the fields validated)."""
+    from dbt.adapters.factory import load_plugin
+    from dbt.exceptions import DbtProfileError
+    from dbt_common.dataclass_schema import ValidationError
+    from dbt_common.exceptions import DbtRuntimeError
+
+    typename = data.pop("type", None)
+    if typename is None:
+        raise DbtProfileError(
+            f'required field "type" not found in profile {profile} and target {target}'
+        )
+    try:
+        credentials_class = load_plugin(typename)
+        fields = credentials_class.translate_aliases(data)
+        credentials_class.validate(fields)
+        return credentials_class.from_dict(fields)
+    except (DbtRuntimeError, ValidationError) as error:
+        detail = str(error) if isinstance(error, DbtRuntimeError) else error.message
+        raise DbtProfileError(
+            f'Credentials in profile "{profile}", target "{target}" invalid: {detail}'
+        ) from error
+
+
 def current_target(name: str | None = None) -> Target:
     """The selected target of the project's profile, read and rendered by dbt's own profile
     loader: ``name``, else ``$SPARK_CDC_TARGET``, else the profile's default."""
@@ -93,7 +118,7 @@ def current_target(name: str | None = None) -> Target:
             raise DbtProjectError(f"Could not find profile named '{profile}'")
         target, data = Profile.render_profile(raw[profile], profile, chosen, ProfileRenderer({}))
         data.pop("threads", None)
-        credentials = Profile._credentials_from_profile(data, profile, target)
+        credentials = _credentials(data, profile, target)
     except (DbtProfileError, DbtProjectError) as error:
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         first = " ".join(lines[:3])
