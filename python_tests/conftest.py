@@ -121,6 +121,9 @@ LONGEST_FIRST = (
     "test_schema_drift_stream.py",
     "test_engines.py",
     "test_readme_commands.py",
+    # The consumer walk builds the wheel and a virtualenv at the lowest versions (pip), then
+    # runs on the embedded runtime and the warm engine.
+    "test_readme_consumer_walk.py",
     "test_engine_standalone.py",
     "test_hash_cdc_dbt.py",
     "test_hash_cdc_guards.py",
@@ -136,7 +139,6 @@ LONGEST_FIRST = (
     "test_dbt_cli.py",
     "test_change_event_resolver.py",
     "test_snapshot_unchanged.py",
-    "test_readme_consumer_walk.py",
     "test_snapshot_maintenance.py",
     "test_integration_project.py",
 )
