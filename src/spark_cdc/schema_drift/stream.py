@@ -329,7 +329,14 @@ def start_stream(
         if available_now
         else writer.trigger(processingTime=trigger_interval)
     )
-    return StreamRun(spark, writer.start(), recorder, tables, served)
+    try:
+        query = writer.start()
+    except Exception:
+        if metrics is not None:  # no query to report on: the endpoint goes with it
+            metrics.close()
+        spark.streams.removeListener(recorder)
+        raise
+    return StreamRun(spark, query, recorder, tables, served)
 
 
 class ServerPythonError(RuntimeError):
