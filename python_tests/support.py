@@ -4,6 +4,7 @@ and the environment and run of a command in a process of its own."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -120,3 +121,18 @@ def table_digests(spark: Any, schema: str, *prefixes: str) -> dict[str, tuple[in
         if t.name.startswith(prefixes) and not t.isTemporary and t.tableType != "VIEW"
     )
     return {name: digest(spark, name) for name in names}
+
+
+def canonical_name(name: str) -> str:
+    """A Python distribution's name as pip compares it."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def constraint_pins(constraints: Path) -> dict[str, str]:
+    """The ``name==version`` lines of a constraints file, by canonical name."""
+    pins = {}
+    for line in constraints.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[canonical_name(name)] = version.strip()
+    return pins

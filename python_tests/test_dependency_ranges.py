@@ -3,25 +3,20 @@ one version of each inside them, and dbt_project.yml's require-dbt-version dbt-c
 
 from __future__ import annotations
 
-import re
 import tomllib
 
 import yaml
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from support import PROJECT_DIR
+from support import PROJECT_DIR, canonical_name, constraint_pins
 
 CONSTRAINTS = PROJECT_DIR / "constraints"
-
-
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _requirements() -> dict[str, Requirement]:
     """The runtime dependencies, by canonical name."""
     project = tomllib.loads((PROJECT_DIR / "pyproject.toml").read_text())["project"]
-    return {_canonical(r.name): r for r in map(Requirement, project["dependencies"])}
+    return {canonical_name(r.name): r for r in map(Requirement, project["dependencies"])}
 
 
 def _extras() -> dict[str, list[Requirement]]:
@@ -30,12 +25,7 @@ def _extras() -> dict[str, list[Requirement]]:
 
 
 def _pins(name: str) -> dict[str, str]:
-    pins = {}
-    for line in (CONSTRAINTS / name).read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            package, version = line.split("==")
-            pins[_canonical(package)] = version.strip()
-    return pins
+    return constraint_pins(CONSTRAINTS / name)
 
 
 def _lower_bound(specifier: SpecifierSet) -> str:
@@ -49,7 +39,7 @@ def test_every_dependency_is_a_range_with_both_bounds():
         assert ">=" in operators and "<" in operators, f"{name}: {requirement.specifier}"
     for extra, requirements in _extras().items():
         for requirement in requirements:
-            if _canonical(requirement.name) != "spark-cdc":
+            if canonical_name(requirement.name) != "spark-cdc":
                 assert "==" not in {s.operator for s in requirement.specifier}, (extra, requirement)
 
 
@@ -62,9 +52,10 @@ def test_lowest_holds_the_lower_bound_of_every_runtime_dependency():
 def test_the_lock_pins_every_dependency_inside_its_range():
     lock = _pins("lock.txt")
     wanted = list(_requirements().values())
-    wanted += [r for reqs in _extras().values() for r in reqs if _canonical(r.name) != "spark-cdc"]
+    extras = [r for reqs in _extras().values() for r in reqs]
+    wanted += [r for r in extras if canonical_name(r.name) != "spark-cdc"]
     for requirement in wanted:
-        name = _canonical(requirement.name)
+        name = canonical_name(requirement.name)
         assert name in lock, f"{name} is not in the lock"
         assert requirement.specifier.contains(lock[name]), (
             f"{name}=={lock[name]} outside {requirement}"

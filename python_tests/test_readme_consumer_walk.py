@@ -11,23 +11,16 @@ import re
 import sys
 from pathlib import Path
 
-from support import command_env, copy_project, docs_text, run_command
+from support import (
+    canonical_name,
+    command_env,
+    constraint_pins,
+    copy_project,
+    docs_text,
+    run_command,
+)
 
 MARKER = re.compile(r"<!-- readme-consumer-walk -->\s*```bash\n(.*?)```", re.DOTALL)
-
-
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def _pins(constraints: Path) -> dict[str, str]:
-    """``name==version`` lines of a constraints file, by canonical name."""
-    pins = {}
-    for line in constraints.read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, version = line.split("==")
-            pins[_canonical(name)] = version.strip()
-    return pins
 
 
 def _installed(venv: Path) -> dict[str, str]:
@@ -37,7 +30,7 @@ def _installed(venv: Path) -> dict[str, str]:
         command_env(),
         cwd=venv,
     )
-    return {_canonical(p["name"]): p["version"] for p in json.loads(done.stdout)}
+    return {canonical_name(p["name"]): p["version"] for p in json.loads(done.stdout)}
 
 
 def test_the_consumer_walk_runs_as_written(tmp_path):
@@ -52,7 +45,7 @@ def test_the_consumer_walk_runs_as_written(tmp_path):
     team = tmp_path / "team_lake"
     # The team's dbt was kept, and every package sits at the lowest version allowed.
     installed = _installed(team / ".venv")
-    lowest = _pins(checkout / "constraints" / "lowest.txt")
+    lowest = constraint_pins(checkout / "constraints" / "lowest.txt")
     assert {name: installed.get(name) for name in lowest} == lowest
     # spark_cdc itself runs from the wheel, not from a checkout.
     origin = run_command(
