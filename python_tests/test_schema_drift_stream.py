@@ -272,7 +272,8 @@ def test_the_stream_process_killed_mid_batch_then_run_again_gives_the_same_table
             command, cwd=project, env=env, stdout=output, stderr=output, start_new_session=True
         )
         deadline = time.monotonic() + 600
-        while not (bronze_log / f"{1:020d}.json").exists():
+        # Bronze's version 0 is its empty create, 1 the first micro-batch's append.
+        while not (bronze_log / f"{2:020d}.json").exists():
             assert process.poll() is None, (tmp_path / "killed.log").read_text()[-3000:]
             assert time.monotonic() < deadline
             time.sleep(0.05)

@@ -12,6 +12,7 @@ table's Delta history.
 from __future__ import annotations
 
 from pyspark.sql import SparkSession
+from pyspark.sql.types import StructType
 
 
 def _parts(table: str) -> tuple[str | None, str]:
@@ -41,3 +42,30 @@ def has_orphan(spark: SparkSession, table: str) -> bool:
     except Exception:  # no Delta table there (or no such folder): nothing to take over
         return False
     return True
+
+
+_EXISTS_MARKERS = ("TABLE_OR_VIEW_ALREADY_EXISTS", "already exists")
+
+
+def create_empty(spark: SparkSession, table: str, schema: StructType | str) -> None:
+    """Create ``table`` as an empty Delta table of ``schema`` unless the catalog has it.
+
+    A table's first rows then go in an append of their own, after its catalog entry exists:
+    a kill can orphan only this empty commit, never a load (a load's ``txnAppId`` kept in an
+    orphan's log would make Delta skip the rerun's same load on the replaced table). An orphan
+    is replaced; a create that another run finished first is left as that run made it."""
+    if spark.catalog.tableExists(table):
+        return
+    empty = spark.createDataFrame([], schema)
+    writer = empty.writeTo(table).using("delta")
+    try:
+        if has_orphan(spark, table):
+            if "timestamp_ntz" in empty.schema.simpleString():
+                # A new table turns the feature on by itself; a replaced one must be told.
+                writer = writer.tableProperty("delta.feature.timestampNtz", "supported")
+            writer.createOrReplace()
+        else:
+            writer.create()
+    except Exception as error:
+        if not any(marker in str(error) for marker in _EXISTS_MARKERS):
+            raise

@@ -32,6 +32,7 @@ from spark_cdc.change_events.normalize import FEED_COLUMNS, LANDING_ERROR, RAW_R
 from spark_cdc.change_events.pipeline import BATCH
 from spark_cdc.idempotent_loads import is_overlap, load_identity
 from spark_cdc.json_text import is_strict_json
+from spark_cdc.orphan_tables import create_empty
 from spark_cdc.paths import spark_location
 
 SOURCE_FILE = "_source_file"
@@ -188,25 +189,26 @@ def _land(
     assert landed is not None
     now = datetime.now(UTC).replace(tzinfo=None)
     receipt = json.dumps({"spark_cdc_landing": uuid.uuid4().hex})
+    landed = landed.withColumn("_ingested_at", F.lit(now))
+    # Created empty first (spark_cdc.orphan_tables): every landing, the first too, is an
+    # append to a registered table, checked for its receipt below.
+    create_empty(spark, table, landed.schema)
     writer = (
-        landed.withColumn("_ingested_at", F.lit(now))
-        .write.format("delta")
+        landed.write.format("delta")
         .mode("append")
         .option("mergeSchema", "true")
         .option("txnAppId", load_identity("landing", table))
         .option("txnVersion", first)
         .option("userMetadata", receipt)
     )
-    existed = spark.catalog.tableExists(table)
     try:
         writer.saveAsTable(table)
     except Exception as error:
         if is_overlap(error):
             raise _conflict(table) from error
         raise
-    # Delta skips, without an error, a load whose number another landing committed first (a
-    # landing that creates the table has no one before it; its commit keeps no userMetadata).
-    if existed and not _committed(spark, table, receipt):
+    # Delta skips, without an error, a load whose number another landing committed first.
+    if not _committed(spark, table, receipt):
         raise _conflict(table)
     return Landing(list(range(first, first + len(new))), skipped)
 
@@ -274,7 +276,9 @@ def land_initial_rows(spark: SparkSession, table: str, path: Path, schema: Targe
                 f"(first {len(shown)}: {lines})"
             )
         _ensure_schema(spark, table)
-        rows.drop(LANDING_ERROR, RAW_RECORD).write.format("delta").mode("overwrite").option(
+        loaded = rows.drop(LANDING_ERROR, RAW_RECORD)
+        create_empty(spark, table, loaded.schema)  # an orphan of a killed first load replaced
+        loaded.write.format("delta").mode("overwrite").option(
             "overwriteSchema", "true"
         ).saveAsTable(table)
     finally:

@@ -32,6 +32,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from spark_cdc.idempotent_loads import is_overlap, load_identity, next_load, write_options
+from spark_cdc.orphan_tables import create_empty
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import KEY, registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, mark_refresh, refresh_silver
@@ -109,6 +110,7 @@ def _table_or_none(spark: SparkSession, name: str) -> DataFrame | None:
 
 def _append(frame: DataFrame, table: str, app_id: str, batch_id: int) -> None:
     """Append once per (query, batch): Delta skips a write whose transaction it already holds."""
+    create_empty(frame.sparkSession, table, frame.schema)
     (
         frame.write.format("delta")
         .mode("append")
@@ -129,14 +131,13 @@ def _load_bronze(
     fail, here retried from a fresh read of bronze."""
     identity = load_identity("bronze", table)
     for attempt in range(1, _BRONZE_ATTEMPTS + 1):
-        existing = spark.catalog.tableExists(table)
         number = next_load(spark, table)  # before bronze is read
         increment = bronze_increment(lines, _table_or_none(spark, table), process_id, folders)
+        # Created empty first (spark_cdc.orphan_tables): every load, the first too, is an
+        # append to a registered table that claims its number.
+        create_empty(spark, table, increment.schema)
         writer = increment.write.format("delta").mode("append")
-        if existing:
-            # Bronze's first write creates it (no one before it; a table-creating write keeps
-            # no userMetadata, so its number could not be read back): only later loads claim.
-            writer = writer.options(**write_options(identity, number))
+        writer = writer.options(**write_options(identity, number))
         try:
             writer.saveAsTable(table)
             return
@@ -148,9 +149,7 @@ def _load_bronze(
 def _merge_registry(spark: SparkSession, rows: DataFrame, table: str, batch_id: int) -> None:
     """Merge the registry increment on (event type, variation hash), in SQL (the same on a
     session and on Spark Connect)."""
-    if not spark.catalog.tableExists(table):
-        rows.write.format("delta").saveAsTable(table)
-        return
+    create_empty(spark, table, rows.schema)
     view = f"spark_cdc_registry_increment_{batch_id}"
     rows.createOrReplaceTempView(view)
     condition = " and ".join(f"t.{name} = s.{name}" for name in KEY)

@@ -38,6 +38,8 @@ from pyspark.sql.types import (
     TimestampNTZType,
 )
 
+from spark_cdc.orphan_tables import create_empty
+
 PROGRESS_SCHEMA = StructType(
     [
         StructField("query_id", StringType(), False),
@@ -180,6 +182,7 @@ class ProgressRecorder(StreamingQueryListener):
         while not self.pending.empty():
             rows.append(self.pending.get())
         if rows:
+            create_empty(spark, table, PROGRESS_SCHEMA)
             spark.createDataFrame(rows, PROGRESS_SCHEMA).write.format("delta").mode(
                 "append"
             ).saveAsTable(table)
