@@ -4,25 +4,41 @@ that applies (rendered without Spark) and what the script leaves (run on a real 
 
 from __future__ import annotations
 
-import textwrap
+import shutil
 from types import SimpleNamespace
 
-import pandas
 import pytest
 from macro_render import Macros
 from support import PROJECT_DIR
 
 ADAPTER_MACROS = PROJECT_DIR / "src" / "dbt" / "include" / "sparkcdc" / "macros"
 
-# What dbt-spark compiles around a model's code: the model, then a `dbtObj` (reduced here to
-# what the script calls).
-COMPILED = """
-{model}
+# Python models whose code dbt compiles for the script (name -> what `model` returns).
+RESULTS = {
+    "result_view_spark": "spark.createDataFrame([(1, 'a'), (2, 'b')], 'id int, name string')",
+    "result_view_pandas": "pandas.DataFrame({'id': [1, 2], 'name': ['a', 'b']})",
+    "result_view_rows": "[(1, 'a')]",
+}
 
-class dbtObj:
-    def __init__(self, load_df_function):
-        self.load_df_function = load_df_function
-"""
+
+@pytest.fixture(scope="module")
+def compiled(dbt, dbt_project) -> dict[str, str]:
+    """dbt's own compiled code of each model in RESULTS (the model, then dbt-core's `dbtObj`
+    and helpers), from `dbt compile` of model files added for the time of the compile."""
+    folder = dbt_project / "models" / "result_view_check"
+    folder.mkdir()
+    try:
+        for name, returned in RESULTS.items():
+            (folder / f"{name}.py").write_text(
+                "import pandas\n\n\ndef model(dbt, spark):\n"
+                "    dbt.config(materialized='table')\n"
+                f"    return {returned}\n"
+            )
+        dbt("compile", "--select", "result_view_check")
+        out = dbt_project / "target" / "compiled" / "spark_cdc" / "models" / "result_view_check"
+        return {name: (out / f"{name}.py").read_text() for name in RESULTS}
+    finally:
+        shutil.rmtree(folder)
 
 
 def _macros(language: str, method: str, config: dict | None = None) -> Macros:
@@ -53,28 +69,13 @@ def test_the_result_is_a_view_only_when_the_model_runs_on_this_session(
     assert _macros(language, method, config).sparkcdc_python_result_as_view() is as_view
 
 
-@pytest.mark.parametrize(
-    "returned",
-    [
-        "spark.createDataFrame([(1, 'a'), (2, 'b')], 'id int, name string')",
-        "pandas.DataFrame({'id': [1, 2], 'name': ['a', 'b']})",
-    ],
-    ids=["spark", "pandas"],
-)
-def test_the_script_leaves_the_result_as_a_view_of_its_own_session_only(spark, returned):
-    model = textwrap.dedent(
-        f"""
-        import pandas
-
-        def model(dbt, spark):
-            return {returned}
-        """
-    )
+@pytest.mark.parametrize("name", ["result_view_spark", "result_view_pandas"])
+def test_the_script_leaves_the_result_as_a_view_of_its_own_session_only(spark, compiled, name):
     script = _macros("python", "session").sparkcdc_py_write_temp_view(
-        COMPILED.format(model=model), SimpleNamespace(identifier="orders__dbt_tmp")
+        compiled[name], SimpleNamespace(identifier="orders__dbt_tmp")
     )
     session = spark.newSession()
-    exec(compile(script, "<model>", "exec"), {"spark": session, "pandas": pandas})
+    exec(compile(script, "<model>", "exec"), {"spark": session})
 
     rows = session.table("orders__dbt_tmp").orderBy("id").collect()
     assert [(r.id, r.name) for r in rows] == [(1, "a"), (2, "b")]
@@ -85,10 +86,9 @@ def test_the_script_leaves_the_result_as_a_view_of_its_own_session_only(spark, r
     assert not any(t.name == "orders__dbt_tmp" for t in spark.catalog.listTables("default"))
 
 
-def test_a_result_that_is_no_dataframe_is_refused_by_name(spark):
-    model = "def model(dbt, spark):\n    return [(1, 'a')]\n"
+def test_a_result_that_is_no_dataframe_is_refused_by_name(spark, compiled):
     script = _macros("python", "session").sparkcdc_py_write_temp_view(
-        COMPILED.format(model=model), SimpleNamespace(identifier="rows__dbt_tmp")
+        compiled["result_view_rows"], SimpleNamespace(identifier="rows__dbt_tmp")
     )
     session = spark.newSession()
     with pytest.raises(TypeError, match="not list"):
