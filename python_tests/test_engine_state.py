@@ -10,36 +10,8 @@ import threading
 from pathlib import Path
 
 import psutil
-from servers import free_port
 
 from spark_cdc import engine
-
-# A stand-in supervisor: counts its starts, holds the home, answers on its port after a slow
-# start, then records its state as the real supervisor does.
-FAKE_SUPERVISOR = """
-import os, signal, socket, sys, time
-from pathlib import Path
-import psutil
-from spark_cdc import engine
-from spark_cdc.home_lock import acquire_home
-home, kind, port = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-with (home / "spawned").open("a") as handle:
-    handle.write(f"{os.getpid()}\\n")
-acquire_home(home)
-server = socket.socket()
-server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-server.bind(("127.0.0.1", port))
-server.listen()
-time.sleep(1.5)
-state = {"kind": kind, "supervisor_pid": os.getpid(),
-         "supervisor_started": psutil.Process().create_time(), "server_pid": os.getpid(),
-         "port": port, "url": f"sc://localhost:{port}", "started_at": "now",
-         "idle_timeout": 60, "log": ""}
-engine._write_state(engine.Engine(home, kind).state_file, state)
-signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-while True:
-    time.sleep(0.2)
-"""
 
 
 def _write_state(home: Path, pid: int, started: float) -> None:
@@ -66,17 +38,24 @@ def test_a_state_file_whose_pid_is_now_another_process_is_no_engine(tmp_path):
     assert engine.Engine(tmp_path).state() is None
 
 
-def test_two_cold_starts_at_once_start_one_engine(tmp_path, monkeypatch):
-    def fake(home_engine, port, idle_timeout):
-        return [sys.executable, "-c", FAKE_SUPERVISOR, str(home_engine.home), "connect", str(port)]
+def _supervisors_of(home: Path) -> list[psutil.Process]:
+    """The engine supervisors running for ``home`` (``python -m ... serve HOME ...``)."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        line = process.info["cmdline"] or []
+        if "serve" in line and str(home) in line:
+            found.append(process)
+    return found
 
-    monkeypatch.setattr(engine, "supervisor_command", fake)
-    port = free_port()
+
+def test_two_cold_starts_at_once_start_one_engine(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARK_CDC_ENGINE_WARMUP", "0")
+    home = tmp_path.resolve()
     results: list = []
 
     def start() -> None:
         try:
-            results.append(engine.start(tmp_path, "connect", port=port, wait=60))
+            results.append(engine.start(home, "connect", wait=300))
         except Exception as error:
             results.append(error)
 
@@ -88,13 +67,14 @@ def test_two_cold_starts_at_once_start_one_engine(tmp_path, monkeypatch):
     try:
         assert all(isinstance(r, dict) for r in results), results
         assert results[0]["supervisor_pid"] == results[1]["supervisor_pid"]
-        assert len((tmp_path / "spawned").read_text().split()) == 1
+        assert [p.pid for p in _supervisors_of(home)] == [results[0]["supervisor_pid"]]
     finally:
         state = next((r for r in results if isinstance(r, dict)), None)
-        assert engine.stop(tmp_path)
+        assert engine.stop(home)
     assert state is not None
     assert engine.process_of(state["supervisor_pid"], state["supervisor_started"]) is None
-    assert engine.Engine(tmp_path).state() is None
+    assert engine.Engine(home).state() is None
+    assert _supervisors_of(home) == []
 
 
 def test_a_bad_warm_up_setting_is_refused_before_anything_starts(tmp_path, monkeypatch, capsys):
