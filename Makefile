@@ -18,7 +18,7 @@ setup-browser:
 	@bash scripts/install_browser.sh
 
 run: setup
-	@$(BIN)/python -m spark_cdc.main_job $(RUN_ARGS)
+	@$(BIN)/python -m spark_cdc_dev.main_job $(RUN_ARGS)
 
 test: setup lint pytest
 

@@ -43,7 +43,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import peak_rss_mib, save_results, timed
 from baselines import article_change_event_resolver
 
-from spark_cdc.cache_slots import held_slots, release
 from spark_cdc.change_events.pipeline import (
     HISTORY_TABLE_PROPERTIES,
     LEDGER_TABLE_PROPERTIES,
@@ -53,8 +52,9 @@ from spark_cdc.change_events.pipeline import (
     ledger_increment,
 )
 from spark_cdc.change_events.resolve import current_rows, resolve_feed
+from spark_cdc.core.cache_slots import held_slots, release
 from spark_cdc.generators.change_events import SCHEMA, StreamSpec, generate_stream
-from spark_cdc.runtime import get_or_create_session
+from spark_cdc.session.runtime import get_or_create_session
 
 HIGH = "9999-12-31 23:59:59"
 UPDATE_SHARE = 0.70

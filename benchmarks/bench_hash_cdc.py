@@ -55,7 +55,7 @@ from spark_cdc.hash_cdc.compare import (
 from spark_cdc.hash_cdc.config import DatasetConfig
 from spark_cdc.hash_cdc.extracts import read_extract
 from spark_cdc.hash_cdc.stage import REASON, stage_extract
-from spark_cdc.runtime import get_or_create_session
+from spark_cdc.session.runtime import get_or_create_session
 
 KEYS = {f"key_{i}": "string" for i in range(1, 6)}
 NONKEYS = {f"attr_{i}": "bigint" for i in range(1, 11)}

@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import save_results, timed_subprocess_peak
 from _event_log import Application, Reads, event_log_conf, new_applications, read_applications
 
-from spark_cdc.dbt_invoke import copy_project
+from spark_cdc_dev.project_copies import copy_project
 
 PROJECT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -63,7 +63,7 @@ FLOOR = """
 import sys, time
 from delta.tables import DeltaTable
 from pyspark.sql import functions as F
-from spark_cdc.runtime import get_or_create_session
+from spark_cdc.session.runtime import get_or_create_session
 
 spark = get_or_create_session()
 batch = int(sys.argv[1])

@@ -31,10 +31,10 @@ from delta.tables import DeltaTable
 from pyspark.sql import functions as F
 
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
-from spark_cdc.runtime import get_or_create_session
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, refresh_silver
+from spark_cdc.session.runtime import get_or_create_session
 
 DATABASE = "bench_schema_drift"
 BRONZE = f"{DATABASE}.bronze"

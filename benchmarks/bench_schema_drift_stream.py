@@ -47,8 +47,8 @@ from _common import jvm_peak_rss_mib, save_results
 from pyspark.sql import functions as F
 
 from spark_cdc.generators.json_events import JsonEventSpec, generate_batches
-from spark_cdc.runtime import get_or_create_session
 from spark_cdc.schema_drift.stream import FeedTables, start_stream
+from spark_cdc.session.runtime import get_or_create_session
 
 DATABASE = "bench_schema_drift_stream"
 TABLES = FeedTables(DATABASE, "bench", "silver__")

@@ -35,8 +35,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import jvm_peak_rss_mib, machine_facts, peak_rss_mib, save_results
 
-from spark_cdc.dbt_invoke import run_dbt, snapshot_variant
-from spark_cdc.runtime import get_or_create_session
+from spark_cdc.cli.dbt_invoke import run_dbt
+from spark_cdc.session.runtime import get_or_create_session
+from spark_cdc_dev.project_copies import snapshot_variant
 
 PROJECT = Path(__file__).resolve().parents[1]
 VARIANTS = ("project", "stock")

@@ -32,7 +32,7 @@ BARE = (
     "s.range(10).count()\n"
 )
 RUNTIME = (
-    "from spark_cdc.runtime import get_or_create_session\n"
+    "from spark_cdc.session.runtime import get_or_create_session\n"
     "s = get_or_create_session()\n"
     "s.sql('show databases').collect()\n"
 )

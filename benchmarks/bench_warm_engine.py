@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import process_peak_rss_mib, save_results, timed_subprocess_peak
 
-from spark_cdc import engine
+from spark_cdc.engine import server as engine
 
 PROJECT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pyspark
 
-from spark_cdc.jars import fetch_delta_jars
+from spark_cdc.session.jars import fetch_delta_jars
 
 FLOW = """from pyspark import pipelines as dp
 from pyspark.sql import SparkSession

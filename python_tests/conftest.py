@@ -92,7 +92,7 @@ def spark_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def spark(spark_home: Path) -> Iterator:
     """The test process's SparkSession: static settings are applied once, here."""
-    from spark_cdc.runtime import get_or_create_session
+    from spark_cdc.session.runtime import get_or_create_session
 
     os.environ["SPARK_CDC_HOME"] = str(spark_home)
     session = get_or_create_session(home=spark_home)

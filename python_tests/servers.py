@@ -1,6 +1,6 @@
 """Real Spark servers for the tests, started from the pyspark wheel on loopback and stopped by
 process id: a standalone master and worker (the warm Connect and Thrift engines are the
-project's own, spark_cdc.engine)."""
+project's own, spark_cdc.engine.server)."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ def docs_text() -> str:
 
 def copy_project(destination: Path) -> Path:
     """Copy the dbt project (without local state) so a test can run and change it freely."""
-    from spark_cdc.dbt_invoke import copy_project as copy
+    from spark_cdc.cli.dbt_invoke import copy_project as copy
 
     return copy(destination, PROJECT_DIR)
 
@@ -52,7 +52,7 @@ def copy_project(destination: Path) -> Path:
 def dbt_invoker(project: Path) -> Callable:
     """A function running ``dbt <args>`` in-process on ``project``; raises when it fails
     (unless ``expect_success=False``)."""
-    from spark_cdc.dbt_invoke import run_dbt
+    from spark_cdc.cli.dbt_invoke import run_dbt
 
     def invoke(*args: str, expect_success: bool = True, callbacks: Sequence[Callable] = ()):
         return run_dbt(
@@ -113,7 +113,7 @@ def table_digests(spark: Any, schema: str, *prefixes: str) -> dict[str, tuple[in
     """(row count, hash of the sorted rows) of every Delta table of ``schema`` whose name starts
     with one of ``prefixes``: a rerun that changes nothing leaves them all equal, process ids
     included."""
-    from spark_cdc.table_state import digest
+    from spark_cdc_dev.table_state import digest
 
     names = sorted(
         f"{schema}.{t.name}"

@@ -48,7 +48,7 @@ from spark_cdc.hash_cdc.stage import REASON, stage_extract
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, parse_events
-from spark_cdc.table_state import latest_version
+from spark_cdc_dev.table_state import latest_version
 
 TEN_MB = "x" * (10 * 1024 * 1024)
 

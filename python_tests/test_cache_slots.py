@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from spark_cdc.cache_slots import held_slots, keep, scope
+from spark_cdc.core.cache_slots import held_slots, keep, scope
 
 
 def test_models_side_by_side_keep_their_own_frames(spark):

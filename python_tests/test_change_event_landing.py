@@ -17,7 +17,7 @@ from spark_cdc.change_events.landing import (
     landed_name,
     read_batch_file,
 )
-from spark_cdc.cli import main
+from spark_cdc.cli.main import main
 from spark_cdc.generators.change_events import StreamSpec, write_stream
 
 

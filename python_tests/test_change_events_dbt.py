@@ -13,7 +13,7 @@ from support import SqlStatements, table_digests
 
 from spark_cdc.change_events.landing import land_batch_files, land_initial_rows
 from spark_cdc.generators.change_events import SCHEMA, StreamSpec, write_stream
-from spark_cdc.main_job import CHANGE_EVENT_TABLES
+from spark_cdc_dev.main_job import CHANGE_EVENT_TABLES
 
 SELECT = ["--select", "stg_change_events__customers+", "stg_change_events__customers_initial+"]
 FEED = "landing.customers_change_events"

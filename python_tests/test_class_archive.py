@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from support import command_env, run_command
 
-from spark_cdc import class_archive, class_archive_build
-from spark_cdc.class_archive import DUMP_SETTING, SETTING, archive_key, driver_java_options
+from spark_cdc.engine import class_archive_build
+from spark_cdc.session import class_archive
+from spark_cdc.session.class_archive import DUMP_SETTING, SETTING, archive_key, driver_java_options
 
 
 @pytest.fixture
@@ -94,7 +95,7 @@ def test_a_session_loads_most_classes_from_the_archive(tmp_path):
     assert class_archive_build.build_archive() is not None
     log = tmp_path / "classes.log"
     script = (
-        "from spark_cdc.runtime import get_or_create_session\n"
+        "from spark_cdc.session.runtime import get_or_create_session\n"
         "spark = get_or_create_session()\n"
         "spark.range(5).write.format('delta').saveAsTable('default.archived')\n"
     )

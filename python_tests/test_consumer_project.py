@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 from support import PROJECT_DIR
 
-from spark_cdc.cli import main as spark_cdc
-from spark_cdc.dbt_invoke import run_dbt
+from spark_cdc.cli.dbt_invoke import run_dbt
+from spark_cdc.cli.main import main as spark_cdc
 from spark_cdc.generators.change_events import SCHEMA as EVENTS_SCHEMA
 from spark_cdc.generators.change_events import StreamSpec, generate_stream, write_stream
 from spark_cdc.generators.debezium import SCHEMA as DEBEZIUM_SCHEMA

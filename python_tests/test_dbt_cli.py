@@ -19,7 +19,7 @@ pytestmark = pytest.mark.cli
 
 READ_BACK = """
 import json, sys
-from spark_cdc.runtime import get_or_create_session
+from spark_cdc.session.runtime import get_or_create_session
 spark = get_or_create_session()
 out = {}
 for table in sys.argv[1:]:

@@ -16,7 +16,7 @@ import pytest
 from servers import PROJECT_DIR
 from support import BIN
 
-from spark_cdc import engine
+from spark_cdc.engine import server as engine
 
 pytestmark = pytest.mark.cli
 

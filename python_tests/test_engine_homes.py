@@ -14,7 +14,7 @@ import psutil
 import pytest
 from support import BIN, command_env, run_command
 
-from spark_cdc import engine
+from spark_cdc.engine import server as engine
 from spark_cdc.targets import Target, connect_url
 
 pytestmark = pytest.mark.cli
@@ -72,7 +72,7 @@ def test_two_homes_run_their_engines_at_once_each_on_its_own_port(tmp_path):
         read = subprocess.run(
             [sys.executable, "-c",
              "import sys\nfrom pyspark.sql.connect.session import SparkSession\n"
-             "from spark_cdc.paths import spark_location\n"
+             "from spark_cdc.core.paths import spark_location\n"
              "spark = SparkSession.builder.remote(sys.argv[1]).create()\n"
              "print(spark.read.text(spark_location('landing/lines.txt')).count())",
              urls[1]],

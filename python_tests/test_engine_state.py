@@ -11,7 +11,7 @@ from pathlib import Path
 
 import psutil
 
-from spark_cdc import engine
+from spark_cdc.engine import server as engine
 
 
 def _write_state(home: Path, pid: int, started: float) -> None:
@@ -78,7 +78,7 @@ def test_two_cold_starts_at_once_start_one_engine(tmp_path, monkeypatch):
 
 
 def test_a_bad_warm_up_setting_is_refused_before_anything_starts(tmp_path, monkeypatch, capsys):
-    from spark_cdc.cli import main as spark_cdc
+    from spark_cdc.cli.main import main as spark_cdc
 
     monkeypatch.setenv("SPARK_CDC_HOME", str(tmp_path))
     for value in ("two", "-1", "1.5"):
@@ -94,7 +94,7 @@ def test_a_bad_warm_up_setting_is_refused_before_anything_starts(tmp_path, monke
 TOKEN_READER = """
 import sys
 from pathlib import Path
-from spark_cdc import engine
+from spark_cdc.engine import server as engine
 print(engine.Engine(Path(sys.argv[1])).token())
 """
 

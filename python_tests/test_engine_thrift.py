@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from servers import run_engine_suite, suite_passed
 
-from spark_cdc import engine
+from spark_cdc.engine import server as engine
 
 pytestmark = pytest.mark.cli
 

@@ -16,9 +16,9 @@ import pytest
 from servers import run_engine_suite, suite_passed
 from support import PROJECT_DIR, command_env, docs_text, run_command
 
-from spark_cdc import engine
-from spark_cdc.dbt_invoke import copy_project
-from spark_cdc.home_lock import holder_of
+from spark_cdc.engine import server as engine
+from spark_cdc.session.home_lock import holder_of
+from spark_cdc_dev.project_copies import copy_project
 
 pytestmark = pytest.mark.cli
 
@@ -83,7 +83,7 @@ def test_a_warm_up_drops_the_scratch_schema_a_killed_one_left(connect_engine):
     # The next warm-up (zero rounds: only its set-up and clean-up) drops it.
     token = engine.Engine(home).token()
     env = command_env(home, SPARK_CONNECT_AUTHENTICATE_TOKEN=token, SPARK_CDC_ENGINE_WARMUP="0")
-    command = [sys.executable, "-m", "spark_cdc.engine_warmup", str(folder), str(state["port"])]
+    command = [sys.executable, "-m", "spark_cdc.engine.warmup", str(folder), str(state["port"])]
     warmed = run_command(command, env, timeout=120)
     assert warmed.returncode == 0, warmed.stderr[-2000:]
     assert "warm-up: 0 rounds in" in warmed.stdout

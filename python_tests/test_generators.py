@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from spark_cdc.change_events.reference import resolve_reference
-from spark_cdc.cli import main as cli
+from spark_cdc.cli.main import main as cli
 from spark_cdc.generators.change_events import SCHEMA, StreamSpec, generate_stream, write_stream
 from spark_cdc.generators.extracts import GeneratorError, plan_increment
 from spark_cdc.schema_drift.variation import hash_of

@@ -12,7 +12,7 @@ from support import messages, table_digests
 
 from spark_cdc.generators.extracts import article_example, generate_extracts
 from spark_cdc.hash_cdc.compare import HISTORY_TABLE_PROPERTIES, TABLE_PROPERTIES
-from spark_cdc.main_job import HASH_CDC_TABLES
+from spark_cdc_dev.main_job import HASH_CDC_TABLES
 
 DATES = ["2019-06-18", "2019-06-19", "2019-06-20"]
 SELECT = ["--select", "stg_hash_cdc__synthetic+"]

@@ -13,7 +13,7 @@ import pytest
 from support import messages
 
 from spark_cdc.generators.extracts import article_example, generate_extracts
-from spark_cdc.table_state import versions
+from spark_cdc_dev.table_state import versions
 
 DAY1, DAY2 = "2019-06-18", "2019-06-19"
 SELECT = ["--select", "stg_hash_cdc__synthetic+"]

@@ -20,52 +20,17 @@ SOURCE = PROJECT_DIR / "src"
 # Bottom to top. A module belongs to the first layer one of whose names is its own or a prefix
 # of it (``spark_cdc.change_events`` covers the package). The adapter sits above the library.
 LAYERS: list[tuple[str, list[str]]] = [
-    (
-        "core",
-        [
-            "spark_cdc.json_text",
-            "spark_cdc.type_text",
-            "spark_cdc.paths",
-            "spark_cdc.pyspark_logs",
-            "spark_cdc.cache_slots",
-            "spark_cdc.dbt_context",
-            "spark_cdc.delta_properties",
-            "spark_cdc.delta_commits",
-            "spark_cdc.idempotent_loads",
-            "spark_cdc.changed_rows",
-            "spark_cdc.orphan_tables",
-            "spark_cdc.dbt_project_files",
-        ],
-    ),
-    (
-        "session",
-        [
-            "spark_cdc.jars",
-            "spark_cdc.home_lock",
-            "spark_cdc.master_check",
-            "spark_cdc.class_archive",
-            "spark_cdc.engine_state",
-            "spark_cdc.runtime",
-        ],
-    ),
-    ("engine", ["spark_cdc.engine_warmup", "spark_cdc.engine", "spark_cdc.class_archive_build"]),
+    ("core", ["spark_cdc.core"]),
+    ("session", ["spark_cdc.session"]),
+    ("engine", ["spark_cdc.engine"]),
     ("targets", ["spark_cdc.targets"]),
     ("hash_cdc", ["spark_cdc.hash_cdc"]),
     ("schema_drift", ["spark_cdc.schema_drift"]),
     ("change_events", ["spark_cdc.change_events"]),
     ("models", ["spark_cdc.dbt_models", "spark_cdc.generators", "spark_cdc.scaffold"]),
-    (
-        "commands",
-        [
-            "spark_cdc.dbt_invoke",
-            "spark_cdc.stream_command",
-            "spark_cdc.cli",
-            "spark_cdc.table_state",
-            "spark_cdc.main_report",
-            "spark_cdc.main_job",
-        ],
-    ),
+    ("commands", ["spark_cdc.cli"]),
     ("adapter", ["dbt.adapters.sparkcdc", "dbt.include.sparkcdc"]),
+    ("project tools", ["spark_cdc_dev"]),
 ]
 
 
@@ -161,4 +126,24 @@ def test_no_import_cycle():
 
 def test_the_check_sees_a_cycle_and_an_upward_import():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert _layer("spark_cdc.runtime") < _layer("spark_cdc.engine") < _layer("spark_cdc.cli")
+    assert (
+        _layer("spark_cdc.session.runtime")
+        < _layer("spark_cdc.engine.server")
+        < _layer("spark_cdc.cli.main")
+    )
+
+
+def test_the_library_keeps_its_modules_in_packages_by_layer():
+    """Beside its packages, ``src/spark_cdc`` holds only its ``__init__`` and the one-module
+    layer ``targets``."""
+    loose = sorted(p.name for p in (SOURCE / "spark_cdc").glob("*.py"))
+    assert loose == ["__init__.py", "targets.py"]
+
+
+def test_the_layout_table_names_every_package_of_the_tree():
+    page = (PROJECT_DIR / "docs" / "development.md").read_text()
+    found = SOURCE.glob("spark_cdc*/*/__init__.py")
+    packages = ["spark_cdc_dev", *(p.parent.relative_to(SOURCE).as_posix() for p in found)]
+    for package in packages:
+        name = package.split("/")[-1]
+        assert f"`src/{package}/`" in page or f"`{name}/`" in page, package

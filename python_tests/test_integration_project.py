@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support import copy_project, dbt_invoker, messages
 
-from spark_cdc.dbt_invoke import last_invocation_id
+from spark_cdc.cli.dbt_invoke import last_invocation_id
 
 SCHEMA = "spark_cdc_integration_tests"
 HIGH = dt.datetime(9999, 12, 31, 23, 59, 59)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from spark_cdc.main_report import summary_table
+from spark_cdc_dev.main_report import summary_table
 
 # Steps as the job records them: titles of main_job.py, times chosen for the test.
 CAPTURED = [
@@ -39,7 +39,7 @@ def test_plain_text_under_100_columns():
 
 
 def test_dbt_is_quiet_and_logs_under_the_home_unless_verbose(tmp_path, monkeypatch):
-    from spark_cdc.main_job import dbt_options
+    from spark_cdc_dev.main_job import dbt_options
 
     monkeypatch.setenv("SPARK_CDC_HOME", str(tmp_path))
     quiet = dbt_options(verbose=False, terminal=False)

@@ -11,8 +11,8 @@ import pytest
 from pyspark.sql import functions as F
 
 from spark_cdc.change_events.landing import land_batch_files, read_batch_file
+from spark_cdc.core.orphan_tables import create_empty, has_orphan, managed_location
 from spark_cdc.generators.change_events import StreamSpec, write_stream
-from spark_cdc.orphan_tables import create_empty, has_orphan, managed_location
 from spark_cdc.schema_drift.landed_files import _log, log_table
 from spark_cdc.schema_drift.stream_monitor import ProgressRecorder
 

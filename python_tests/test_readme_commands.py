@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from support import DOC_PAGES, copy_project, messages
 
-from spark_cdc.cli import main as spark_cdc
-from spark_cdc.dbt_invoke import run_dbt
-from spark_cdc.main_job import CHANGE_EVENT_TABLES, EXAMPLE_SNAPSHOTS, HASH_CDC_TABLES
+from spark_cdc.cli.dbt_invoke import run_dbt
+from spark_cdc.cli.main import main as spark_cdc
+from spark_cdc_dev.main_job import CHANGE_EVENT_TABLES, EXAMPLE_SNAPSHOTS, HASH_CDC_TABLES
 
 MARKER = re.compile(r"<!-- readme-test: ([\w-]+) -->\s*```bash\n(.*?)```", re.DOTALL)
 

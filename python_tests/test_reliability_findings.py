@@ -12,10 +12,10 @@ from spark_cdc.change_events.debezium import normalize_debezium
 from spark_cdc.change_events.landing import land_initial_rows
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.normalize import REASON, normalize_events
-from spark_cdc.cli import main
+from spark_cdc.cli.main import main
 from spark_cdc.generators.change_events import SCHEMA as TARGET
 from spark_cdc.generators.change_events import StreamSpec, write_stream
-from spark_cdc.main_job import CHANGE_EVENT_SELECTION, CHANGE_EVENT_TABLES
+from spark_cdc_dev.main_job import CHANGE_EVENT_SELECTION, CHANGE_EVENT_TABLES
 
 SCHEMA = "spark_cdc"
 FEED = "landing.customers_change_events"

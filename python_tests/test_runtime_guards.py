@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from support import BIN, command_env, run_command
 
-from spark_cdc.home_lock import HomeInUseError, acquire_home, holder_of, release_home
+from spark_cdc.session.home_lock import HomeInUseError, acquire_home, holder_of, release_home
 
 pytestmark = pytest.mark.cli
 
 HOLD_SESSION = (
     "import time\n"
-    "from spark_cdc.runtime import get_or_create_session\n"
+    "from spark_cdc.session.runtime import get_or_create_session\n"
     "spark = get_or_create_session()\n"
     "spark.sql('show databases').collect()\n"
     "print('ready', flush=True)\n"
@@ -43,7 +43,7 @@ def test_the_home_lock_names_its_holder_and_is_released(tmp_path):
             [
                 str(BIN / "python"),
                 "-c",
-                "import sys; from spark_cdc.home_lock import acquire_home; "
+                "import sys; from spark_cdc.session.home_lock import acquire_home; "
                 f"acquire_home(__import__('pathlib').Path({str(tmp_path)!r}))",
             ],
             capture_output=True,

@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from stream_support import drift_while_running
 from support import BIN, command_env, copy_project, run_command
 
-from spark_cdc.cli import main as spark_cdc
+from spark_cdc.cli.main import main as spark_cdc
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
 from spark_cdc.schema_drift.stream import (
     FeedTables,

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from support import PROJECT_DIR, SqlStatements, dbt_invoker, messages
 
-from spark_cdc.dbt_invoke import snapshot_variant
-from spark_cdc.table_state import versions
+from spark_cdc_dev.project_copies import snapshot_variant
+from spark_cdc_dev.table_state import versions
 
 SCENARIOS_YML = """
 version: 2

@@ -9,7 +9,7 @@ import json
 import pytest
 from support import messages
 
-from spark_cdc.table_state import versions
+from spark_cdc_dev.table_state import versions
 
 HARD_DELETES = ("customers_ts_invalidate", "customers_ts_new_record", "customers_check_all")
 IGNORE = "customers_ts_ignore"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support import PROJECT_DIR, dbt_invoker
 
-from spark_cdc.dbt_invoke import snapshot_variant
+from spark_cdc_dev.project_copies import snapshot_variant
 
 SOURCES_YML = """
 version: 2

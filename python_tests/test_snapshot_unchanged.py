@@ -13,7 +13,7 @@ import re
 import pytest
 from support import PROJECT_DIR, dbt_invoker
 
-from spark_cdc.dbt_invoke import snapshot_variant
+from spark_cdc_dev.project_copies import snapshot_variant
 
 SOURCES_YML = """
 version: 2

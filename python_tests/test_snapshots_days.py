@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from spark_cdc.dbt_invoke import last_invocation_id
-from spark_cdc.main_job import EXAMPLE_SNAPSHOTS
+from spark_cdc.cli.dbt_invoke import last_invocation_id
+from spark_cdc_dev.main_job import EXAMPLE_SNAPSHOTS
 
 SNAPSHOTS = EXAMPLE_SNAPSHOTS
 HIGH = dt.datetime(9999, 12, 31, 23, 59, 59)

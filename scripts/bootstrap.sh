@@ -30,8 +30,8 @@ if [ ! -f "$stamp" ] || [ -n "$newest_source" ]; then
 fi
 
 # Delta Lake jars from Maven Central (cached in ~/.m2 and ~/.cache/spark_cdc; no-op when present).
-"$VENV/bin/python" -m spark_cdc.jars >/dev/null
+"$VENV/bin/python" -m spark_cdc.session.jars >/dev/null
 # The JVM class archive every embedded Spark process maps to start faster (built once, about a
 # minute; a no-op when present; Spark works without it).
-"$VENV/bin/python" -m spark_cdc.class_archive_build >/dev/null
+"$VENV/bin/python" -m spark_cdc.engine.class_archive_build >/dev/null
 echo "bootstrap: ready ($("$VENV/bin/python" -c 'import pyspark, delta; print("pyspark", pyspark.__version__)'))"

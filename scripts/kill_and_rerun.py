@@ -403,7 +403,7 @@ def _digests(home: Path, tables: list[str], run_since: str) -> dict:
     command = [
         str(BIN / "python"),
         "-m",
-        "spark_cdc.table_state",
+        "spark_cdc_dev.table_state",
         *tables,
         "--exclude",
         ",".join(RUN_METADATA),
@@ -428,7 +428,7 @@ def _contents(digests: dict) -> dict:
 def _release(home: Path) -> None:
     """On the engine target: stop the home's engine before its folder is copied or replaced."""
     if TARGET["name"] == "engine":
-        from spark_cdc import engine
+        from spark_cdc.engine import server as engine
 
         engine.stop(home)
 
@@ -476,7 +476,7 @@ def check(capability: Capability, work: Path) -> None:
             outcome = _run_and_kill(capability.command, home, node, delay)
         survived = True
         if TARGET["name"] == "engine":
-            from spark_cdc import engine
+            from spark_cdc.engine import server as engine
 
             survived = engine.status(home) is not None
         readable = True
@@ -562,7 +562,7 @@ def main() -> int:
     args = parser.parse_args()
     TARGET["name"] = args.target
     AT.update(commits=args.at == "commits", limit=args.kills, first=args.first)
-    from spark_cdc.dbt_invoke import copy_project
+    from spark_cdc_dev.project_copies import copy_project
 
     shutil.rmtree(args.work / "project", ignore_errors=True)
     RUN_FROM["project"] = copy_project(args.work / "project", PROJECT)

@@ -1,6 +1,6 @@
 {#- Data tests that read what the latest run changed. A test whose `where` holds
     __spark_cdc_changed_rows__ reads the rows that the tested table's latest write recorded as
-    changed (spark_cdc.changed_rows: a lower bound of one column, in the userMetadata of its
+    changed (spark_cdc.core.changed_rows: a lower bound of one column, in the userMetadata of its
     Delta commit), and Delta skips the files below the bound. The whole table is read when its
     latest change recorded none (a first build, a full refresh, an UPDATE, DELETE or RESTORE
     by hand) and for a full audit: `dbt test --vars '{spark_cdc_full_audit: true}'`. -#}

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from support import dbt_invoker
 
-from spark_cdc.dbt_invoke import copy_project
 from spark_cdc.targets import current_target, session_for
+from spark_cdc_dev.project_copies import copy_project
 
 ENGINE = os.environ.get("SPARK_CDC_ENGINE_SUITE", "")
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -63,7 +63,7 @@ def query(target) -> Callable[[str], list[dict]]:
     if target.method == "thrift":
         from pyhive import hive
 
-        from spark_cdc.engine import LOOPBACK
+        from spark_cdc.engine.server import LOOPBACK
         from spark_cdc.targets import home_engine_state, is_home_engine
 
         host, port = target.host, target.port

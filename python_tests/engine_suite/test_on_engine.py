@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from conftest import ENGINE
 
-from spark_cdc.dbt_invoke import last_invocation_id
+from spark_cdc.cli.dbt_invoke import last_invocation_id
 
 HIGH = dt.datetime(9999, 12, 31, 23, 59, 59)
 ALL_SNAPSHOTS = ("customers_ts_invalidate", "customers_ts_new_record", "customers_check_all")
@@ -112,7 +112,7 @@ def test_a_python_model(dbt, query, days):
 
 
 def test_change_event_models_after_a_landing(dbt, query, tmp_path, capsys):
-    from spark_cdc.cli import main
+    from spark_cdc.cli.main import main
     from spark_cdc.generators.change_events import StreamSpec, write_stream
 
     spec = StreamSpec(initial_rows=200, events=2_000, batches=3, seed=3)
@@ -164,7 +164,7 @@ def test_two_overlapping_runs_of_one_source_ledger_each_event_once(project, quer
 
     from support import BIN
 
-    from spark_cdc.cli import main
+    from spark_cdc.cli.main import main
     from spark_cdc.generators.change_events import StreamSpec, write_stream
 
     write_stream(StreamSpec(initial_rows=0, events=3_000, batches=2, seed=11), tmp_path, False)
@@ -246,7 +246,7 @@ def test_the_schema_drift_stream(target, query, tmp_path, capsys):
     """The stream takes drift in without a restart on the engine (on Connect its micro-batches
     run in the server's Python worker); a SQL-only target refuses it in one line."""
     if SQL_ONLY:
-        from spark_cdc.cli import main
+        from spark_cdc.cli.main import main
 
         assert main(["stream", "schema-drift", "events"]) == 2
         assert "runs SQL only: this command needs a Spark session" in capsys.readouterr().err

@@ -27,8 +27,8 @@ from typing import Any
 
 import yaml
 
-from spark_cdc.dbt_project_files import ProjectNotFoundError, profiles_dir, project_root
-from spark_cdc.pyspark_logs import silence_query_context_logs
+from spark_cdc.core.dbt_project_files import ProjectNotFoundError, profiles_dir, project_root
+from spark_cdc.core.pyspark_logs import silence_query_context_logs
 
 PROFILE = "spark_cdc"
 SESSION_METHODS = ("session", "connect")
@@ -143,8 +143,8 @@ def is_home_engine(target: Target) -> bool:
 
 def home_engine_state(kind: str, home: Path | None = None) -> dict:
     """The state of this home's engine of ``kind``, started (and said so) when not running."""
-    from spark_cdc import engine
-    from spark_cdc.runtime import default_home
+    from spark_cdc.engine import server as engine
+    from spark_cdc.session.runtime import default_home
 
     return engine.start((home or default_home()).resolve(), kind, announce=True)
 
@@ -154,8 +154,8 @@ def connect_url(target: Target, home: Path | None = None) -> str:
     engine (started when needed) with the home's token; else ``host`` as given, plus the
     profile's token."""
     if is_home_engine(target):
-        from spark_cdc import engine
-        from spark_cdc.runtime import default_home
+        from spark_cdc.engine import server as engine
+        from spark_cdc.session.runtime import default_home
 
         home = (home or default_home()).resolve()
         return engine.Engine(home, "connect").url(home_engine_state("connect", home)["port"])
@@ -169,7 +169,7 @@ def session_for(target: Target | None = None, home: Path | None = None) -> Any:
     """A Spark session on the target: in this process (session) or a Connect client."""
     target = target or current_target()
     if target.method == "session":
-        from spark_cdc.runtime import get_or_create_session
+        from spark_cdc.session.runtime import get_or_create_session
 
         master = target.host if target.host and target.host != "localhost" else None
         return get_or_create_session(home=home, master=master, extra=target.server_side_parameters)

@@ -10,7 +10,7 @@ def model(dbt, session):
         incremental_strategy="append",
         full_refresh=False,
         post_hook=[
-            # the load's claim (spark_cdc.idempotent_loads)
+            # the load's claim (spark_cdc.core.idempotent_loads)
             "reset spark.databricks.delta.write.txnAppId",
             "reset spark.databricks.delta.write.txnVersion",
             "reset spark.databricks.delta.commitInfo.userMetadata",

@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.pipeline import BATCH
-from spark_cdc.json_text import is_strict_json
+from spark_cdc.core.json_text import is_strict_json
 
 _IMAGE = "map<string,string>"
 _BODY = (

@@ -30,10 +30,10 @@ from pyspark.sql import functions as F
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.normalize import FEED_COLUMNS, LANDING_ERROR, RAW_RECORD
 from spark_cdc.change_events.pipeline import BATCH
-from spark_cdc.idempotent_loads import is_overlap, load_identity
-from spark_cdc.json_text import is_strict_json
-from spark_cdc.orphan_tables import create_empty
-from spark_cdc.paths import spark_location
+from spark_cdc.core.idempotent_loads import is_overlap, load_identity
+from spark_cdc.core.json_text import is_strict_json
+from spark_cdc.core.orphan_tables import create_empty
+from spark_cdc.core.paths import spark_location
 
 SOURCE_FILE = "_source_file"
 # Every field as text first: a value of the wrong type must not fail the whole batch.
@@ -172,7 +172,7 @@ def _land(
     """Append the files ``table`` does not hold yet as its next batch ids, in one Delta commit.
 
     A file is known by its location: landing it again is skipped (and said). The commit is a
-    load of the table's landing sequence (:mod:`spark_cdc.idempotent_loads`) numbered by its
+    load of the table's landing sequence (:mod:`spark_cdc.core.idempotent_loads`) numbered by its
     first batch id, so two landings that overlap never give one batch id twice or land one file
     twice: the second fails, having landed nothing."""
     _ensure_schema(spark, table)
@@ -190,7 +190,7 @@ def _land(
     now = datetime.now(UTC).replace(tzinfo=None)
     receipt = json.dumps({"spark_cdc_landing": uuid.uuid4().hex})
     landed = landed.withColumn("_ingested_at", F.lit(now))
-    # Created empty first (spark_cdc.orphan_tables): every landing, the first too, is an
+    # Created empty first (spark_cdc.core.orphan_tables): every landing, the first too, is an
     # append to a registered table, checked for its receipt below.
     create_empty(spark, table, landed.schema)
     writer = (

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from spark_cdc.change_events.casts import try_cast
-from spark_cdc.type_text import type_text_problem
+from spark_cdc.core.type_text import type_text_problem
 
 CHANGE_TYPES = ("insert", "update", "delete")
 # Trimmed around a change type (ASCII whitespace; Spark's trim() alone removes only spaces).

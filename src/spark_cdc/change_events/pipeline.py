@@ -32,7 +32,6 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from spark_cdc.cache_slots import keep
 from spark_cdc.change_events.evolution import (
     Discovery,
     column_sets,
@@ -50,6 +49,7 @@ from spark_cdc.change_events.resolve import (
     moves_a_key,
     resolve_versions,
 )
+from spark_cdc.core.cache_slots import keep
 from spark_cdc.hash_cdc.hashing import column
 
 BATCH = "_batch_id"

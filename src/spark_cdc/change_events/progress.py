@@ -4,7 +4,7 @@ The history and current models each record, in the ``userMetadata`` of the Delta
 writes them, the highest ledger ``_batch_id`` they reflect. The setting is a session's, so any
 commit of the session may carry it (an ``ALTER TABLE`` of ``on_schema_change`` or of a
 discovered column, before the data is written): only a commit that writes rows
-(:mod:`spark_cdc.delta_commits`) makes its mark true; the others' marks are ignored. A run then
+(:mod:`spark_cdc.core.delta_commits`) makes its mark true; the others' marks are ignored. A run then
 takes every batch above its table's mark, not only the batches its own ledger run added: a run
 killed after the ledger write but before the history (or current) write leaves batches that the
 next run picks up, so the tables converge to what an uninterrupted run gives. A run that changes
@@ -19,7 +19,7 @@ import json
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_cdc.delta_commits import live_marks
+from spark_cdc.core.delta_commits import live_marks
 
 PROGRESS_KEY = "spark_cdc_resolved_through_batch"
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"

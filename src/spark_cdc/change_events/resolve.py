@@ -32,8 +32,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from spark_cdc.cache_slots import keep, release
 from spark_cdc.change_events.model import TargetSchema
+from spark_cdc.core.cache_slots import keep, release
 from spark_cdc.hash_cdc.hashing import column
 
 BEFORE_ANY_EVENT = -(2**63)

@@ -34,11 +34,11 @@ from spark_cdc.change_events.progress import (
     resolved_through,
 )
 from spark_cdc.change_events.resolve import current_changes, current_rows
-from spark_cdc.changed_rows import record_changed_from
-from spark_cdc.dbt_context import process_id
+from spark_cdc.core.changed_rows import record_changed_from
+from spark_cdc.core.dbt_context import process_id
+from spark_cdc.core.delta_properties import apply_property_defaults
+from spark_cdc.core.idempotent_loads import claim_next_write, load_identity, next_load
 from spark_cdc.dbt_models.settings import SettingsError, block
-from spark_cdc.delta_properties import apply_property_defaults
-from spark_cdc.idempotent_loads import claim_next_write, load_identity, next_load
 
 INPUTS = ("events", "debezium")
 # Read by the merge of a model with merge_target_floor (macros/incremental/merge.sql).
@@ -70,7 +70,7 @@ def ledger(dbt: Any, session: SparkSession, meta: Mapping[str, Any], feed: DataF
     config = source_config(meta)
     if dbt.is_incremental:
         # Claimed before the ledger is read: an overlapping run of this source claims the same
-        # load, and Delta lets only one of the two write (spark_cdc.idempotent_loads).
+        # load, and Delta lets only one of the two write (spark_cdc.core.idempotent_loads).
         table = str(dbt.this)
         claim_next_write(session, load_identity("ledger", table), next_load(session, table))
     prior = _prior(dbt, session)

@@ -12,10 +12,10 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_cdc.changed_rows import record_changed_from
-from spark_cdc.dbt_context import process_id
+from spark_cdc.core.changed_rows import record_changed_from
+from spark_cdc.core.dbt_context import process_id
+from spark_cdc.core.idempotent_loads import claim_next_write, load_identity, next_load
 from spark_cdc.dbt_models.settings import SettingsError, block
-from spark_cdc.idempotent_loads import claim_next_write, load_identity, next_load
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.landed_files import taken_files
 from spark_cdc.schema_drift.registry import registry_increment
@@ -39,14 +39,14 @@ def bronze(dbt: Any, session: SparkSession, meta: Mapping[str, Any], raw: DataFr
     settings(meta)
     if dbt.is_incremental:
         # Claimed before bronze is read: an overlapping run (or the stream) claims the same
-        # load, and Delta lets only one of the two write (spark_cdc.idempotent_loads).
+        # load, and Delta lets only one of the two write (spark_cdc.core.idempotent_loads).
         table = str(dbt.this)
         claim_next_write(session, load_identity("bronze", table), next_load(session, table))
         # The files bronze holds, from its file log (not from bronze's every line).
         taken = taken_files(session, table)
         prior = session.table(table)
         highest = prior.agg(F.max("load_seq")).first()[0]
-        if highest is not None:  # the model's tests read this load (spark_cdc.changed_rows)
+        if highest is not None:  # the model's tests read this load (spark_cdc.core.changed_rows)
             record_changed_from(session, "load_seq", int(highest) + 1)
         return bronze_increment(raw, prior, process_id(session), taken_files=taken)
     return bronze_increment(raw, None, process_id(session))

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from spark_cdc.type_text import type_text_problem
+from spark_cdc.core.type_text import type_text_problem
 
 EXTRACT_MODES = ("full", "delta")
 EXTRACT_FORMATS = ("csv", "parquet")

@@ -11,9 +11,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from spark_cdc.delta_commits import live_marks
+from spark_cdc.core.delta_commits import live_marks
+from spark_cdc.core.paths import spark_location
 from spark_cdc.hash_cdc.config import ConfigError, DatasetConfig
-from spark_cdc.paths import spark_location
 
 EFFECTIVE_DATE_KEY = "hash_cdc_effective_date"
 # The raw text of a CSV line whose field count differs from the header's (Spark's corrupt-record

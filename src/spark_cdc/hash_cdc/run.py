@@ -15,7 +15,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_cdc.delta_properties import apply_property_defaults
+from spark_cdc.core.delta_properties import apply_property_defaults
 from spark_cdc.hash_cdc.compare import (
     TABLE_PROPERTIES,
     apply_extract,

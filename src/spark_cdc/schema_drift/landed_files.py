@@ -21,8 +21,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from spark_cdc.idempotent_loads import TXN_APP_ID, TXN_VERSION, USER_METADATA
-from spark_cdc.orphan_tables import has_orphan
+from spark_cdc.core.idempotent_loads import TXN_APP_ID, TXN_VERSION, USER_METADATA
+from spark_cdc.core.orphan_tables import has_orphan
 
 LOG_SUFFIX = "__landed_files"
 LOG_SCHEMA = StructType(
@@ -66,7 +66,7 @@ def taken_files(spark: SparkSession, bronze_table: str) -> list[str]:
 def _log(spark: SparkSession, log: str, rows: list[tuple[int, str, str]]) -> None:
     """Append ``rows`` to the log once: a write naming the highest load it logs, which Delta
     skips when a write of the same or a higher load committed first. The session's load claim
-    for bronze (spark_cdc.idempotent_loads) is set aside meanwhile: it is bronze's alone."""
+    for bronze (spark_cdc.core.idempotent_loads) is set aside meanwhile: it is bronze's alone."""
     highest = max(row[0] for row in rows)
     claim = {key: spark.conf.get(key, None) for key in (TXN_APP_ID, TXN_VERSION, USER_METADATA)}
     for key in claim:

@@ -52,8 +52,8 @@ from pyspark.sql.types import (
     TimestampNTZType,
 )
 
-from spark_cdc.cache_slots import keep, release
-from spark_cdc.orphan_tables import has_orphan
+from spark_cdc.core.cache_slots import keep, release
+from spark_cdc.core.orphan_tables import has_orphan
 from spark_cdc.schema_drift.inference import FlatColumn, finalize, flatten, schema_from_json
 from spark_cdc.schema_drift.registry import ACCEPTED, KEY, registered_through
 
@@ -207,7 +207,7 @@ def _write(
     writer = rows.writeTo(plan.table).using("delta")
     writer = writer.tableProperty("delta.columnMapping.mode", "name")
     writer = writer.tableProperty("delta.checkpointInterval", str(checkpoint_interval(plan.table)))
-    # A table a killed run committed but never registered is replaced (spark_cdc.orphan_tables).
+    # A table a killed run committed but never registered is replaced (core.orphan_tables).
     (writer.createOrReplace() if replace or has_orphan(spark, plan.table) else writer.create())
     return rows
 

@@ -13,7 +13,7 @@ Per micro-batch (``foreachBatch``), in this order, as one dbt build of the feed 
 Each step decides from the tables what it still has to do (files taken, loads registered, loads
 logged per event type); the log appends are idempotent writes keyed by the query's checkpoint
 and the batch id (Delta ``txnAppId``/``txnVersion``), and bronze's append is a load of bronze's
-own load sequence (:mod:`spark_cdc.idempotent_loads`), shared with the dbt model: a batch
+own load sequence (:mod:`spark_cdc.core.idempotent_loads`), shared with the dbt model: a batch
 replayed after a kill at any point writes what it had not written, once. ``dbt build`` of the
 feed and the stream can take turns on the tables, or run at once: each takes in only the files
 the other has not, and of two loads that overlap, one is refused (the stream retries it).
@@ -31,8 +31,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-from spark_cdc.idempotent_loads import is_overlap, load_identity, next_load, write_options
-from spark_cdc.orphan_tables import create_empty
+from spark_cdc.core.idempotent_loads import is_overlap, load_identity, next_load, write_options
+from spark_cdc.core.orphan_tables import create_empty
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import KEY, registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, mark_refresh, refresh_silver
@@ -125,7 +125,7 @@ def _load_bronze(
 ) -> None:
     """Append the batch's lines of files bronze does not hold yet as bronze's next load.
 
-    A load of bronze's load sequence (:mod:`spark_cdc.idempotent_loads`), shared with the
+    A load of bronze's load sequence (:mod:`spark_cdc.core.idempotent_loads`), shared with the
     dbt model: a replayed batch finds its files taken (by path) and adds nothing, and a
     ``dbt build`` that took some of the same files at the same time makes one of the two loads
     fail, here retried from a fresh read of bronze."""
@@ -133,7 +133,7 @@ def _load_bronze(
     for attempt in range(1, _BRONZE_ATTEMPTS + 1):
         number = next_load(spark, table)  # before bronze is read
         increment = bronze_increment(lines, _table_or_none(spark, table), process_id, folders)
-        # Created empty first (spark_cdc.orphan_tables): every load, the first too, is an
+        # Created empty first (spark_cdc.core.orphan_tables): every load, the first too, is an
         # append to a registered table that claims its number.
         create_empty(spark, table, increment.schema)
         writer = increment.write.format("delta").mode("append")

@@ -38,7 +38,7 @@ from pyspark.sql.types import (
     TimestampNTZType,
 )
 
-from spark_cdc.orphan_tables import create_empty
+from spark_cdc.core.orphan_tables import create_empty
 
 PROGRESS_SCHEMA = StructType(
     [

@@ -23,7 +23,7 @@ from typing import Any
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from spark_cdc.json_text import strict_variant
+from spark_cdc.core.json_text import strict_variant
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _SIMPLE_NAME = re.compile(r"[a-zA-Z0-9_]+")

@@ -157,7 +157,7 @@ class BoundSessionConnectionWrapper(SessionConnectionWrapper):
         logger.debug(f"cancel: interrupted {len(interrupted)} operation(s)")
 
     def close(self) -> None:
-        from spark_cdc.cache_slots import release_scope
+        from spark_cdc.core.cache_slots import release_scope
 
         super().close()
         held, self._held = self._held, []

@@ -77,7 +77,7 @@ def home_thrift_credentials(credentials: SparkCredentials) -> SparkCredentials:
 
     if (credentials.host or "").strip() != HOME_ENGINE:
         return credentials
-    from spark_cdc.engine import LOOPBACK
+    from spark_cdc.engine.server import LOOPBACK
 
     state = home_engine_state("thrift")
     return dataclasses.replace(credentials, host=LOOPBACK, port=int(state["port"]))

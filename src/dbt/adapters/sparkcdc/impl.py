@@ -37,7 +37,7 @@ class SparkcdcAdapter(SparkAdapter):
     def spark_location(self, location: str) -> str:
         """A landing location as Spark should read it: a local path made absolute against the
         dbt command's folder (a Connect server would resolve it against its own)."""
-        from spark_cdc.paths import spark_location
+        from spark_cdc.core.paths import spark_location
 
         return spark_location(location)
 

@@ -2,7 +2,7 @@
 
 The model runs on the session of its dbt connection (its pre-hooks' ``set`` statements are
 seen, and its settings stay its own), with ``spark_cdc.process_id`` set to the run's
-invocation_id, inside a cache scope of its own (spark_cdc.cache_slots); the scope and what the
+invocation_id, inside a cache scope of its own (spark_cdc.core.cache_slots); the scope and what the
 model's code made are held by the connection until the node ends (connect.py).
 """
 
@@ -52,8 +52,8 @@ class SessionPythonJobHelper(PythonJobHelper):
     def submit(self, compiled_code: str) -> Any:
         from dbt_common.invocation import get_invocation_id
 
-        from spark_cdc.cache_slots import enter_scope
-        from spark_cdc.dbt_context import PROCESS_ID_CONF
+        from spark_cdc.core.cache_slots import enter_scope
+        from spark_cdc.core.dbt_context import PROCESS_ID_CONF
 
         spark = getattr(_bound, "session", None) or ensure_session(self.credentials)
         _bound.session = None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from spark_cdc.delta_commits import writes_rows
+from spark_cdc.core.delta_commits import writes_rows
 
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"

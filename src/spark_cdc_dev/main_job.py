@@ -24,17 +24,17 @@ from spark_cdc.change_events.landing import (
     land_debezium_files,
     land_initial_rows,
 )
-from spark_cdc.dbt_invoke import last_invocation_id, node_statuses, run_dbt
-from spark_cdc.dbt_project_files import project_root
+from spark_cdc.cli.dbt_invoke import last_invocation_id, node_statuses, run_dbt
+from spark_cdc.core.dbt_project_files import project_root
 from spark_cdc.generators.change_events import SCHEMA as CHANGE_EVENT_SCHEMA
 from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.generators.debezium import SCHEMA as DEBEZIUM_SCHEMA
 from spark_cdc.generators.debezium import DebeziumSpec, write_debezium_stream
 from spark_cdc.generators.extracts import ExtractSpec, article_example, generate_extracts
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
-from spark_cdc.main_report import summary_table
-from spark_cdc.runtime import default_home
+from spark_cdc.session.runtime import default_home
 from spark_cdc.targets import session_for
+from spark_cdc_dev.main_report import summary_table
 
 SCHEMA = "spark_cdc"
 HASH_CDC_DATES = ("2019-06-18", "2019-06-19", "2019-06-20")
@@ -402,7 +402,7 @@ def _schema_drift_check(spark) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the job and print a summary of every step."""
     global VERBOSE
-    parser = argparse.ArgumentParser(prog="python -m spark_cdc.main_job", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m spark_cdc_dev.main_job", description=__doc__)
     parser.add_argument("--verbose", action="store_true", help="print dbt's own log lines too")
     VERBOSE = parser.parse_args(argv).verbose
     project = project_root()

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spark_cdc.cli.stream import add_stream_parser
 from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.generators.extracts import ExtractSpec, GeneratorError, generate_extracts
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
 from spark_cdc.scaffold.cli import add_parser
-from spark_cdc.stream_command import add_stream_parser
 
 POSITIONAL = (
     ("initial_records", int),
@@ -370,7 +370,7 @@ def _engine_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _run_engine(args: argparse.Namespace) -> int:
-    from spark_cdc import engine
+    from spark_cdc.engine import server as engine
 
     kind = "thrift" if args.thrift else "connect"
     if args.action == "start":
@@ -400,7 +400,7 @@ def _run_engine(args: argparse.Namespace) -> int:
 
 
 def _run_target(args: argparse.Namespace) -> int:
-    from spark_cdc.dbt_project_files import profiles_dir
+    from spark_cdc.core.dbt_project_files import profiles_dir
     from spark_cdc.targets import current_target, profile_name
 
     target = current_target()
@@ -445,12 +445,12 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from spark_cdc.change_events.landing import InitialRowsError, LandingConflictError
     from spark_cdc.change_events.model import ChangeEventConfigError
     from spark_cdc.dbt_models.settings import SettingsError
-    from spark_cdc.engine import EngineError
+    from spark_cdc.engine.server import EngineError
     from spark_cdc.hash_cdc.config import ConfigError
-    from spark_cdc.home_lock import HomeInUseError
-    from spark_cdc.master_check import MasterUnavailableError
     from spark_cdc.scaffold.names import AddError
     from spark_cdc.schema_drift.stream import ServerPythonError
+    from spark_cdc.session.home_lock import HomeInUseError
+    from spark_cdc.session.master_check import MasterUnavailableError
     from spark_cdc.targets import TargetError
 
     return (

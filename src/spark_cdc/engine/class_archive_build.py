@@ -1,7 +1,7 @@
-"""Building the JVM class archive (:mod:`spark_cdc.class_archive`): ``python -m
-spark_cdc.class_archive_build``, run by the setup step. A child process runs a scratch session and
-the statements dbt commands run; its JVM writes the archive as it exits, and only a complete file
-is moved into place. Old archives are pruned.
+"""Building the JVM class archive (:mod:`spark_cdc.session.class_archive`):
+``python -m spark_cdc.engine.class_archive_build``, run by the setup step. A child process runs a
+scratch session and the statements dbt commands run; its JVM writes the archive as it exits, and
+only a complete file is moved into place. Old archives are pruned.
 """
 
 from __future__ import annotations
@@ -13,17 +13,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from spark_cdc.class_archive import DUMP_SETTING, SETTING, archive_file
-from spark_cdc.jars import delta_jars, fetch_delta_jars
+from spark_cdc.session.class_archive import DUMP_SETTING, SETTING, archive_file
+from spark_cdc.session.jars import delta_jars, fetch_delta_jars
 
-_DUMP = "from spark_cdc.class_archive_build import _dump_workload as w; w()"
+_DUMP = "from spark_cdc.engine.class_archive_build import _dump_workload as w; w()"
 
 
 def _dump_workload() -> None:
     """Run in the child process that writes the archive: a session on a scratch home and one
     round of what dbt commands do (the engine warm-up's statements)."""
-    from spark_cdc.engine_warmup import workload
-    from spark_cdc.runtime import get_or_create_session
+    from spark_cdc.engine.warmup import workload
+    from spark_cdc.session.runtime import get_or_create_session
 
     spark = get_or_create_session()
     jvm = spark.sparkContext._gateway.proc
@@ -60,7 +60,7 @@ def build_archive(timeout: float = 600) -> Path | None:
             [
                 sys.executable,
                 "-c",
-                "from spark_cdc.class_archive_build import _dump_workload as w; w()",
+                "from spark_cdc.engine.class_archive_build import _dump_workload as w; w()",
             ],
             env=env,
             capture_output=True,

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from spark_cdc.dbt_project_files import profiles_dir as default_profiles_dir
-from spark_cdc.dbt_project_files import project_root
+from spark_cdc.core.dbt_project_files import profiles_dir as default_profiles_dir
+from spark_cdc.core.dbt_project_files import project_root
 
 
 class DbtCommandError(RuntimeError):
@@ -75,62 +74,3 @@ def last_invocation_id() -> str:
     from dbt_common.invocation import get_invocation_id
 
     return get_invocation_id()
-
-
-def copy_project(destination: Path, source: Path | None = None) -> Path:
-    """Copy the dbt project without its local state (venv, warehouse, target) to ``destination``.
-
-    Tests and benchmarks run and alter such copies freely.
-    """
-    ignore = shutil.ignore_patterns(
-        ".venv",
-        ".spark_cdc",
-        "target",
-        "logs",
-        ".git",
-        "__pycache__",
-        "*.egg-info",
-        "data",
-        "dbt_packages",
-        "package-lock.yml",
-    )
-    shutil.copytree(source or project_root(), destination, ignore=ignore)
-    return destination
-
-
-SNAPSHOT_OVERRIDES = (
-    "build_snapshot_table.sql",
-    "snapshot_staging_table.sql",
-    "snapshot_merge.sql",
-    "snapshot_cached_changes.sql",
-)
-
-
-def remove_snapshot_overrides(project: Path) -> None:
-    """Make a project copy snapshot exactly as stock dbt-spark does (for comparisons)."""
-    for name in SNAPSHOT_OVERRIDES:
-        (project / "macros" / "snapshots" / name).unlink()
-
-
-def snapshot_variant(
-    destination: Path,
-    schema_suffix: str,
-    extra_files: dict[str, str],
-    stock: bool,
-    source: Path | None = None,
-) -> Path:
-    """A project copy for comparisons: extra files (path -> text), snapshots in their own schema
-    (``spark_cdc_<schema_suffix>``), and stock dbt-spark snapshot macros when ``stock``."""
-    project = copy_project(destination, source)
-    for relative, text in extra_files.items():
-        (project / relative).write_text(text)
-    settings = project / "dbt_project.yml"
-    settings.write_text(
-        settings.read_text().replace(
-            "snapshots:\n  spark_cdc:\n",
-            f"snapshots:\n  spark_cdc:\n    +schema: {schema_suffix}\n",
-        )
-    )
-    if stock:
-        remove_snapshot_overrides(project)
-    return project

@@ -36,8 +36,9 @@ from typing import Any
 
 import psutil
 
-from spark_cdc.class_archive import add_to_driver_options
-from spark_cdc.engine_state import (
+from spark_cdc.engine.warmup import warmup_rounds
+from spark_cdc.session.class_archive import add_to_driver_options
+from spark_cdc.session.engine_state import (
     DEFAULT_IDLE_TIMEOUT,
     KINDS,
     LOOPBACK,
@@ -49,8 +50,7 @@ from spark_cdc.engine_state import (
     status,
     stop,
 )
-from spark_cdc.engine_warmup import warmup_rounds
-from spark_cdc.home_lock import (
+from spark_cdc.session.home_lock import (
     HomeInUseError,
     acquire_home,
     default_home,
@@ -59,7 +59,7 @@ from spark_cdc.home_lock import (
 )
 
 # The engine's API for its clients (the CLI, the targets, the adapter): starting and serving
-# here, its state (status, stop, who may take the home) in spark_cdc.engine_state.
+# here, its state (status, stop, who may take the home) in spark_cdc.session.engine_state.
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "KINDS",
@@ -75,8 +75,8 @@ __all__ = [
     "stop",
     "supervisor_command",
 ]
-from spark_cdc.jars import delta_jars, fetch_delta_jars
-from spark_cdc.runtime import DEFAULT_MASTER, session_settings
+from spark_cdc.session.jars import delta_jars, fetch_delta_jars
+from spark_cdc.session.runtime import DEFAULT_MASTER, session_settings
 
 
 def _write_state(path: Path, state: dict) -> None:
@@ -277,12 +277,12 @@ def serve(engine: Engine, port: int, idle_timeout: float) -> int:
 def _warm_up(
     engine: Engine, port: int, env: dict[str, str], log: Any, stopping: dict[str, bool]
 ) -> None:
-    """Run the warm-up client (spark_cdc.engine_warmup) on the new server, its output in the
+    """Run the warm-up client (spark_cdc.engine.warmup) on the new server, its output in the
     engine's log, until it ends, 180 s pass or the supervisor is told to stop;
     ``SPARK_CDC_ENGINE_WARMUP=0`` skips it. A failed warm-up is only logged."""
     if warmup_rounds() == 0:
         return
-    command = [sys.executable, "-m", "spark_cdc.engine_warmup", str(engine.folder), str(port)]
+    command = [sys.executable, "-m", "spark_cdc.engine.warmup", str(engine.folder), str(port)]
     client = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 180
     while client.poll() is None and not stopping["now"] and time.monotonic() < deadline:
@@ -368,11 +368,11 @@ def _spawn(
 
 
 def supervisor_command(engine: Engine, port: int, idle_timeout: float) -> list[str]:
-    """The command line of the supervisor process (``python -m spark_cdc.engine serve ...``)."""
+    """The supervisor process's command line (``python -m spark_cdc.engine.server serve ...``)."""
     return [
         sys.executable,
         "-m",
-        "spark_cdc.engine",
+        "spark_cdc.engine.server",
         "serve",
         str(engine.home),
         engine.kind,
@@ -391,7 +391,7 @@ def _log_tail(path: Path, lines: int = 15) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m spark_cdc.engine serve HOME KIND PORT IDLE_TIMEOUT`` (used by :func:`start`)."""
+    """``python -m spark_cdc.engine.server serve HOME KIND PORT IDLE_TIMEOUT`` (:func:`start`)."""
     _, home, kind, port, idle = argv
     return serve(Engine(Path(home), kind), int(port), float(idle))
 

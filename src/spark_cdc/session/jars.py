@@ -4,7 +4,7 @@ Maven is used (not Spark's Ivy resolution at session start) so that the download
 the setup step, honours the user's ``~/.m2/settings.xml`` (proxies, mirrors, offline repositories)
 and leaves a plain folder of jars that every Spark session of the project loads with ``spark.jars``.
 
-Run ``python -m spark_cdc.jars`` to fetch them; it is a no-op when they are already there.
+Run ``python -m spark_cdc.session.jars`` to fetch them; it is a no-op when they are already there.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What tables hold, to compare them before and after a run: Delta versions and row digests.
 
-Used by the tests and by scripts/kill_and_rerun.py (``python -m spark_cdc.table_state TABLE...``
+Used by the tests and by scripts/kill_and_rerun.py (``python -m spark_cdc_dev.table_state TABLE...``
 prints the digests of the current SPARK_CDC_HOME's tables as JSON)."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from spark_cdc.targets import session_for
 
-    parser = argparse.ArgumentParser(prog="python -m spark_cdc.table_state")
+    parser = argparse.ArgumentParser(prog="python -m spark_cdc_dev.table_state")
     parser.add_argument("tables", nargs="+")
     parser.add_argument("--exclude", default="")
     parser.add_argument("--run-times", default="")

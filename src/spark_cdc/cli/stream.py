@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spark_cdc.dbt_invoke import run_dbt
+from spark_cdc.cli.dbt_invoke import run_dbt
 from spark_cdc.dbt_models.settings import SettingsError
-from spark_cdc.runtime import default_home
 from spark_cdc.schema_drift.stream import FeedTables, start_stream
+from spark_cdc.session.runtime import default_home
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spark_cdc.class_archive import add_to_driver_options
-from spark_cdc.engine_state import make_way_for_embedded
-from spark_cdc.home_lock import acquire_home, default_home
-from spark_cdc.jars import delta_jars, fetch_delta_jars
-from spark_cdc.master_check import check_reachable, wait_for_executors
-from spark_cdc.pyspark_logs import silence_query_context_logs
+from spark_cdc.core.pyspark_logs import silence_query_context_logs
+from spark_cdc.session.class_archive import add_to_driver_options
+from spark_cdc.session.engine_state import make_way_for_embedded
+from spark_cdc.session.home_lock import acquire_home, default_home
+from spark_cdc.session.jars import delta_jars, fetch_delta_jars
+from spark_cdc.session.master_check import check_reachable, wait_for_executors
 
 DEFAULT_MASTER = "local[2]"
 SESSION_TIME_ZONE = "UTC"

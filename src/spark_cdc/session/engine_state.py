@@ -1,6 +1,6 @@
 """The warm engine of a home, as the home's other users see it: its state file, whether it runs,
 its clients, and how to stop it. The embedded runtime asks here before it takes a home; the
-engine's supervisor (:mod:`spark_cdc.engine`) writes what this module reads.
+engine's supervisor (:mod:`spark_cdc.engine.server`) writes what this module reads.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import psutil
 
-from spark_cdc.home_lock import HomeInUseError, default_home
+from spark_cdc.session.home_lock import HomeInUseError, default_home
 
 KINDS = {
     "connect": "org.apache.spark.sql.connect.service.SparkConnectServer",

@@ -8,7 +8,7 @@ window, the relation listing dbt caches, metadata queries) in a scratch schema
 ``spark_cdc_engine_warmup_<pid>`` whose files are under ``<home>/engine/``, dropped afterwards.
 The engine is usable whether or not this succeeds.
 
-Run as ``python -m spark_cdc.engine_warmup <folder> <port>`` with the token in
+Run as ``python -m spark_cdc.engine.warmup <folder> <port>`` with the token in
 ``SPARK_CONNECT_AUTHENTICATE_TOKEN``; ``SPARK_CDC_ENGINE_WARMUP`` sets the rounds (0: none).
 """
 

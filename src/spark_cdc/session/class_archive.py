@@ -6,7 +6,7 @@ from an archive written once (Java's dynamic CDS: ``-XX:ArchiveClassesAtExit`` t
 ``-XX:SharedArchiveFile``); measured here, a new process reached its first Delta write 5-6 s
 sooner (15.5-17.5 s instead of 21.6-22.1 s).
 
-The setup step builds the archive (``python -m spark_cdc.class_archive_build``): a scratch
+The setup step builds the archive (``python -m spark_cdc.engine.class_archive_build``): a scratch
 session runs the statements dbt commands run, the JVM writes the archive when it exits, and only
 then is the file moved into place (a half-written archive would crash the JVM that maps it). The
 archive is named after the Java binary, pyspark (version and folder) and the Delta jars, so an

@@ -1,0 +1,1 @@
+"""The ``spark-cdc`` command: one module per command group."""

@@ -1,0 +1,1 @@
+"""The project's own demo (``make run``) and its test and benchmark helpers; not in the wheel."""
