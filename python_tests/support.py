@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from spark_cdc_dev import project_copies
+
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 # The README, then the docs pages in the order the README lists them (the order their command
@@ -44,9 +46,7 @@ def docs_text() -> str:
 
 def copy_project(destination: Path) -> Path:
     """Copy the dbt project (without local state) so a test can run and change it freely."""
-    from spark_cdc.cli.dbt_invoke import copy_project as copy
-
-    return copy(destination, PROJECT_DIR)
+    return project_copies.copy_project(destination, PROJECT_DIR)
 
 
 def dbt_invoker(project: Path) -> Callable:
