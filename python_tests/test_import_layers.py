@@ -147,3 +147,10 @@ def test_the_layout_table_names_every_package_of_the_tree():
     for package in packages:
         name = package.split("/")[-1]
         assert f"`src/{package}/`" in page or f"`{name}/`" in page, package
+
+
+def test_every_package_of_the_library_has_an_init():
+    """A folder without ``__init__.py`` would import as a namespace package here and be left
+    out of the wheel."""
+    folders = {p.parent for p in SOURCE.glob("spark_cdc*/**/*.py")}
+    assert sorted(str(f) for f in folders if not (f / "__init__.py").exists()) == []
