@@ -52,6 +52,8 @@ RUN_FROM = {"project": PROJECT}
 TARGET = {"name": "local"}
 # --at commits: kill at every commit of the run under test (at most ``limit``)
 AT: dict = {"commits": False, "limit": None, "first": 1}
+# The results file (set by main): written after every kill point, so a stopped run keeps them.
+OUT: dict = {"path": None}
 BIN = Path(sys.executable).parent
 START = re.compile(r"\d+ of \d+ START .*?\b\w+\.(\w+) ")
 
@@ -507,6 +509,7 @@ def check(capability: Capability, work: Path) -> None:
         note = "" if outcome["killed"] else " (the run ended before the kill point)"
         with (work / capability.name / "kills.jsonl").open("a") as log:
             log.write(json.dumps(result) + "\n")
+        _save_partial(capability, len(commits) if AT["commits"] else None)
         print(
             f"[{capability.name}] kill at {result['kill_point']}: readable={readable}, "
             f"engine survived={survived}, {state}{note}",
@@ -514,6 +517,37 @@ def check(capability: Capability, work: Path) -> None:
         )
         del after_kill
     _release(home)
+
+
+def _summary(capability: Capability) -> dict:
+    killed = [r for r in capability.results if r["killed"]]
+    return {
+        "capability": capability.name,
+        "kills": len(killed),
+        "readable": sum(r["readable_after_kill"] for r in killed),
+        "converged": sum(r["converged"] for r in killed),
+        "results": capability.results,
+    }
+
+
+def _save_partial(capability: Capability, total: int | None) -> None:
+    """The results file with this capability's kill points so far (said partial until its
+    last point has run; a run stopped meanwhile resumes with ``--first``)."""
+    if OUT["path"] is None:
+        return
+    row = _summary(capability)
+    merged = _merged(OUT["path"], [row], resumed=AT["first"] > 1)
+    entry = next(e for e in merged if e["capability"] == capability.name)
+    done = len({r["kill_point"] for r in entry["results"]})
+    entry.pop("partial", None)
+    if total is not None:
+        entry["kill_points_total"] = total
+        if done < total:
+            entry["partial"] = (
+                f"kill points 1-{done} of {total} run ({_now()[:10]}); "
+                f"resume with --first {done + 1}"
+            )
+    OUT["path"].write_text(json.dumps(merged, indent=2))
 
 
 def _merged(out: Path, summary: list[dict], resumed: bool) -> list[dict]:
@@ -567,25 +601,17 @@ def main() -> int:
     shutil.rmtree(args.work / "project", ignore_errors=True)
     RUN_FROM["project"] = copy_project(args.work / "project", PROJECT)
     chosen = [c for c in capabilities(args.work) if not args.only or c.name in args.only]
+    suffix = "_commits" if args.at == "commits" else ""
+    out = PROJECT / "benchmarks" / "results" / f"kill_and_rerun_{args.target}{suffix}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    OUT["path"] = out
     summary = []
     for capability in chosen:
         if args.kills is not None and args.at == "times":
             capability.kill_points = capability.kill_points[: args.kills]
         check(capability, args.work)
-        killed = [r for r in capability.results if r["killed"]]
-        summary.append(
-            {
-                "capability": capability.name,
-                "kills": len(killed),
-                "readable": sum(r["readable_after_kill"] for r in killed),
-                "converged": sum(r["converged"] for r in killed),
-                "results": capability.results,
-            }
-        )
-    suffix = "_commits" if args.at == "commits" else ""
-    out = PROJECT / "benchmarks" / "results" / f"kill_and_rerun_{args.target}{suffix}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    merged = _merged(out, summary, resumed=args.first > 1)
+        summary.append(_summary(capability))
+    merged = json.loads(out.read_text()) if out.exists() else []  # saved after each point
     out.write_text(json.dumps(merged, indent=2))
     print("\n| capability | kills | readable after the kill | converged after a rerun |")
     print("| --- | --- | --- | --- |")
