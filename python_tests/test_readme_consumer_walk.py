@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import zipfile
 from pathlib import Path
 
 from support import (
@@ -42,6 +43,12 @@ def test_the_consumer_walk_runs_as_written(tmp_path):
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     done = run_command(["bash", "-euo", "pipefail", "-c", block], env, cwd=checkout, timeout=1500)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    # The wheel holds the library's packages and leaves the project's own tools out.
+    (wheel,) = (checkout / "dist").glob("spark_cdc-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for package in ("core", "session", "engine", "cli", "change_events", "dbt_models"):
+        assert f"spark_cdc/{package}/__init__.py" in names, package
+    assert not any(name.startswith("spark_cdc_dev/") for name in names)
     team = tmp_path / "team_lake"
     # The team's dbt was kept, and every package sits at the lowest version allowed.
     installed = _installed(team / ".venv")
