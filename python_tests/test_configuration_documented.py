@@ -11,6 +11,7 @@ PAGE = PROJECT_DIR / "docs" / "configuration.md"
 SOURCES = ("src", "macros", "models", "snapshots", "profiles", "scripts", "tests")
 # dbt's own configs that the project's macros read too: dbt and dbt-spark document them.
 DBT_CONFIGS = {
+    "check_cols",
     "dbt_valid_to_current",
     "file_format",
     "grants",

@@ -156,6 +156,7 @@ class _Relation:
 def test_the_merge_matches_open_rows_only_so_files_of_closed_rows_are_skipped():
     columns = {name: name for name in ("dbt_scd_id", "dbt_valid_to")}
     macros = Macros(
+        "snapshots/snapshot_flow.sql",
         "snapshots/snapshot_merge.sql",
         "snapshots/snapshot_cached_changes.sql",
         METADATA,
@@ -175,26 +176,52 @@ def test_the_merge_matches_open_rows_only_so_files_of_closed_rows_are_skipped():
     assert "insert (`id`, `dbt_scd_id`) values ( DBT_INTERNAL_SOURCE.`id`," in sql
 
 
-def test_stage_one_carries_only_the_open_row_columns_the_change_rows_read():
-    macros = Macros("snapshots/snapshot_staging_table.sql")
-    target = [_Column(name, "string") for name in ("id", "id_2", "Name", "dbt_valid_from", "note")]
-    branches = [
-        {
-            "when": "snapshotted_data.dbt_valid_from < source_data.updated_at",
-            "updated_at": "source_data.updated_at",
-            "valid_from": "greatest(now, snapshotted_data.DBT_VALID_FROM)",
-            "valid_to": "null",
-            "scd_id": "snapshotted_data.dbt_scd_id",
-            "is_deleted": "false",
-            # `id` read, `id_2` not (a longer name that starts like it); `Name` read quoted
-            "values": {
-                "id": "snapshotted_data.id",
-                "note": "source_data.`note`",
-                "Name": "snapshotted_data.`name`",
-            },
-        }
-    ]
-    assert macros.snapshot_columns_read(target, branches) == ["id", "Name", "dbt_valid_from"]
+TARGET = ("id", "Name", "email", "dbt_scd_id", "dbt_valid_from", "dbt_valid_to", "dbt_is_deleted")
+
+
+@pytest.mark.parametrize(
+    ("config", "hard_deletes", "read"),
+    [
+        # the start (the timestamp strategy's comparison, the floor) and the open row's id
+        ({"strategy": "timestamp"}, "invalidate", ["dbt_scd_id", "dbt_valid_from"]),
+        # a deletion row copies the source's columns (in the table's own spelling) and ends
+        # where the open row ended
+        (
+            {"strategy": "timestamp"},
+            "new_record",
+            ["id", "Name", "dbt_scd_id", "dbt_valid_from", "dbt_valid_to", "dbt_is_deleted"],
+        ),
+        # check: the check columns as configured, quoted or not, any case
+        (
+            {"strategy": "check", "check_cols": ["`EMAIL`"]},
+            "ignore",
+            ["email", "dbt_scd_id", "dbt_valid_from"],
+        ),
+        (
+            {"strategy": "check", "check_cols": "email"},
+            "ignore",
+            ["email", "dbt_scd_id", "dbt_valid_from"],
+        ),
+        # check_cols: all compares every column of the query (a new one is not in the table)
+        (
+            {"strategy": "check", "check_cols": "all"},
+            "invalidate",
+            ["id", "Name", "dbt_scd_id", "dbt_valid_from"],
+        ),
+        # a strategy of the user's own: its comparison is unknown, so every column
+        ({"strategy": "my_strategy"}, "invalidate", list(TARGET)),
+    ],
+)
+def test_stage_one_carries_only_the_open_row_columns_the_change_rows_read(
+    config, hard_deletes, read
+):
+    # Declared by what each branch of snapshot_change_plan uses, never parsed out of its SQL.
+    macros = Macros("snapshots/snapshot_staging_table.sql", config=config)
+    target = [_Column(name, "string") for name in TARGET]
+    columns = {name: name for name in TARGET if name.startswith("dbt_")}
+    strategy = {"hard_deletes": hard_deletes}
+    source_names = ["ID", "name", "new_column"]
+    assert macros.snapshot_open_row_columns(strategy, target, source_names, columns) == read
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,6 @@
 {#-
-    The change rows of a snapshot run, computed once and held in Spark's cache for the run:
-    spark__snapshot_staging_table caches them, spark__snapshot_merge_sql merges from them,
-    spark__post_snapshot drops them.
+    The change rows of a snapshot run, computed once and held in Spark's cache for the run: steps
+    3, 4, 6, 7 and 8 of the flow (snapshot_flow.sql) and the digest test of step 3.
 -#}
 
 {#- Whether this snapshot caches its change rows: Delta snapshots (file_format delta), unless
@@ -130,17 +129,22 @@
 {% endmacro %}
 
 
-{#- Compute the change rows once into the session's cache (CACHE TABLE is eager: the source is
-    read and joined with the open rows here, and never again in this run): the changed keys
-    (stage 1, which also checks the source's keys), then their change rows (stage 2; the closed
-    rows are read only when a changed key has no open row). Both read the snapshot table as of its
-    version now, so the MERGE's commit leaves them as they are. A run whose stage 1 finds no
-    changed key caches an empty set of changes (no stage 2, no MERGE); one whose changed keys come
-    from no source row checks that the source is not empty when it must not be. -#}
-{% macro snapshot_cache_changes(strategy, source_sql, target_relation, plan) %}
+{#- Step 3 of the flow (snapshot_flow.sql): the keys this run changes, as a dict: `changed_keys`
+    (their count), `from_source` (how many have a source row), `without_open` (how many have no
+    open row), `closed_since` (the earliest updated_at of those, as text) and `version` (the
+    table's version the join read), plus `keys` (the cached relation), or `changed_keys` 0 alone
+    when a timestamp-strategy run's digests match (snapshot_unchanged_sql: no join at all).
+    The join (stage 1, snapshot_changed_keys_sql) is cached (CACHE TABLE is eager: the query is
+    read here and never again in this run) and checks the query's keys in the same pass: a NULL
+    or duplicate key fails this statement, naming the key. It reads the table as of its version
+    now, so the MERGE's commit leaves the cached rows as they are. -#}
+{% macro snapshot_find_changed_keys(strategy, source_sql, target_relation, plan) %}
+    {%- if spark_cdc.snapshot_compares_digests()
+        and spark_cdc.snapshot_source_unchanged(strategy, source_sql, target_relation) -%}
+        {{ return({'changed_keys': 0}) }}
+    {%- endif -%}
     {%- set version = spark_cdc.snapshot_table_version(target_relation) -%}
     {%- set keys = spark_cdc.snapshot_cached_changes_relation(target_relation, 'keys') -%}
-    {%- set changes = spark_cdc.snapshot_cached_changes_relation(target_relation) -%}
     {%- set check_keys = config.get('snapshot_check_unique_keys', true) -%}
     {%- call statement('snapshot_cache_changed_keys') -%}
         cache table {{ keys }} as
@@ -151,61 +155,69 @@
         'select count(*), count_if(' ~ plan.has_source ~ '), count_if(not ' ~ plan.has_open ~ '), '
         ~ 'cast(min(case when not ' ~ plan.has_open ~ ' then source_data.' ~ plan.columns.dbt_updated_at
         ~ ' end) as string) from ' ~ keys).rows[0] -%}
-    {%- if summary[0] > 0 and summary[1] == 0 and spark_cdc.snapshot_refuses_empty_source(strategy) -%}
-        {#- every change is a delete: refused if the source is empty -#}
+    {{ return({
+        'keys': keys, 'version': version, 'changed_keys': summary[0], 'from_source': summary[1],
+        'without_open': summary[2], 'closed_since': summary[3]}) }}
+{% endmacro %}
+
+
+{#- Step 4 of the flow: refuse a run whose every change is a delete when its query is empty and
+    snapshot_refuses_empty_source (the query is probed for one row only then). -#}
+{% macro snapshot_refuse_empty_source(strategy, source_sql, found) %}
+    {%- if found.changed_keys > 0 and found.from_source == 0
+        and spark_cdc.snapshot_refuses_empty_source(strategy) -%}
         {%- if run_query(spark_cdc.snapshot_source_probe_sql(source_sql)).rows[0][0] == 0 -%}
             {%- do spark_cdc.snapshot_raise_empty_source(strategy) -%}
         {%- endif -%}
     {%- endif -%}
-    {%- if summary[0] == 0 -%}
-        {%- do spark_cdc.snapshot_cache_no_changes(target_relation) -%}
-        {{ return(none) }}
-    {%- endif -%}
-    {#- only a run that will merge, past every guard, alters the table (a refused or unchanged
-        run leaves it at its version); the cached keys read a fixed version of it, so they stay
-        valid -#}
-    {%- do spark_cdc.snapshot_widen_columns(source_sql, target_relation) -%}
-    {%- do spark_cdc.snapshot_ensure_deletion_vectors(target_relation) -%}
+{% endmacro %}
+
+
+{#- Step 6 of the flow: the change rows of the changed keys (`found`, step 3), cached for the
+    MERGE (stage 2, snapshot_change_rows_sql), read from the table's same version. With
+    hard_deletes: invalidate the closed rows are read only when a changed key has no open row,
+    and only those that ended at or after the earliest updated_at of such keys. -#}
+{% macro snapshot_cache_change_rows(strategy, target_relation, plan, found) %}
     {%- set find_last_closed = false -%}
     {%- set closed_since = none -%}
     {%- if strategy.hard_deletes == 'invalidate' -%}
-        {#- the changed keys without an open row, and the earliest updated_at among them -#}
-        {%- set find_last_closed = summary[2] > 0 and summary[3] is not none -%}
-        {%- set closed_since = summary[3] -%}
+        {%- set find_last_closed = found.without_open > 0 and found.closed_since is not none -%}
+        {%- set closed_since = found.closed_since -%}
     {%- endif -%}
     {%- call statement('snapshot_cache_changes') -%}
-        cache table {{ changes }} as
-        {{ spark_cdc.snapshot_change_rows_sql(strategy, target_relation, plan, keys, version, find_last_closed, closed_since) }}
+        cache table {{ spark_cdc.snapshot_cached_changes_relation(target_relation) }} as
+        {{ spark_cdc.snapshot_change_rows_sql(
+            strategy, target_relation, plan, found['keys'], found.version, find_last_closed, closed_since) }}
     {%- endcall -%}
 {% endmacro %}
 
 
-{#-
-    As dbt-spark 1.11.0's spark__post_snapshot (drops the staging view), and [spark_cdc] releases
-    this invocation's cached changes, then maintains the table when this run merged and
-    maintenance is due (snapshot_maintenance.sql).
--#}
-{% macro spark__post_snapshot(staging_relation) %}
-    {%- set maintenance = spark_cdc.snapshot_maintenance_settings() -%}
+{#- Step 7 of the flow: how many change rows the run cached, kept as a named result that
+    snapshot_run_merged reads after the commit (did this run merge?). -#}
+{% macro snapshot_count_changes(changes) %}
+    {%- set counted = run_query('select count(*) from ' ~ changes) -%}
+    {%- do store_result('snapshot_change_count', response='counted', agate_table=counted) -%}
+    {{ return(counted.rows[0][0]) }}
+{% endmacro %}
+
+
+{#- Step 8 of the flow: drop the staging view (as dbt-spark 1.11.0's spark__post_snapshot) and
+    this invocation's cached relations (dropping a cached temporary view drops its cached rows). -#}
+{% macro snapshot_clean_up(staging_relation, target_relation) %}
     {%- do adapter.drop_relation(staging_relation) -%}
     {%- if spark_cdc.snapshot_caches_changes() -%}
-        {#- dropping a cached temporary view drops its cached rows too -#}
         {%- for part in ('changes', 'keys') -%}
-            {%- set cached = spark_cdc.snapshot_cached_changes_relation(this, part) -%}
             {%- call statement('snapshot_drop_' ~ part) -%}
-                drop view if exists {{ cached }}
+                drop view if exists {{ spark_cdc.snapshot_cached_changes_relation(target_relation, part) }}
             {%- endcall -%}
         {%- endfor -%}
-    {%- endif -%}
-    {%- if spark_cdc.snapshot_run_merged() -%}
-        {%- do spark_cdc.snapshot_maintain(this, maintenance) -%}
     {%- endif -%}
 {% endmacro %}
 
 
 {#- Whether this run merged into the snapshot table: with cached changes, when it counted some
-    (spark__snapshot_merge_sql's statement); otherwise always (the MERGE reads the staging view).
-    Iceberg and Hudi tables are not Delta tables: never. -#}
+    (step 7); otherwise always (the MERGE reads the staging view). Iceberg and Hudi tables are not
+    Delta tables: never. -#}
 {% macro snapshot_run_merged() %}
     {%- if (config.get('file_format') or '') | lower != 'delta' -%}
         {{ return(false) }}

@@ -1,5 +1,5 @@
 {#-
-    MERGE of the staging rows into the snapshot table.
+    Step 7 of the flow (snapshot_flow.sql): the MERGE of the change rows into the snapshot table.
 
     As dbt-spark 1.11.0's spark__snapshot_merge_sql (the Iceberg `source.identifier` branch kept),
     except:
@@ -9,26 +9,12 @@
       staging relation's column order does not matter and helper columns can never leak in;
     - [spark_cdc] the open-row test is part of the `on` condition, so Delta skips the files that
       hold closed rows only (the staging never inserts a dbt_scd_id that a closed row has: a new
-      version's id is derived from its own start, later than every earlier version's);
-    - [spark_cdc] with cached changes (snapshot_cached_changes.sql): the MERGE reads them, and a
-      run with no change runs no MERGE at all (nothing is committed). A snapshot table of
-      snapshot_deletion_vectors_min_mb or more gets deletion vectors before the change rows are
-      cached (snapshot_ensure_deletion_vectors), so closing 1% of the rows marks them in place
-      instead of rewriting every file holding one.
+      version's id is derived from its own start, later than every earlier version's).
+    Step 5's helpers follow it: deletion vectors and type widening.
 -#}
-{% macro spark__snapshot_merge_sql(target, source, insert_cols) -%}
+{% macro snapshot_merge_statement(target, source, insert_cols) -%}
     {%- set columns = config.get("snapshot_table_column_names") or get_snapshot_table_column_names() -%}
     {%- set meta = spark_cdc.snapshot_metadata_column_names() -%}
-    {%- if spark_cdc.snapshot_caches_changes() and not target.is_iceberg -%}
-        {%- set source = spark_cdc.snapshot_cached_changes_relation(target) -%}
-        {%- set changes = run_query('select count(*) from ' ~ source) -%}
-        {#- kept as a named result: spark__post_snapshot reads it (did this run merge?) -#}
-        {%- do store_result('snapshot_change_count', response='counted', agate_table=changes) -%}
-        {%- if changes.rows[0][0] == 0 -%}
-            {{ return("select 'no change for " ~ target ~ ": nothing to merge' as snapshot_merge") }}
-        {%- endif -%}
-    {%- endif %}
-
     merge into {{ target }} as DBT_INTERNAL_DEST
     {%- if target.is_iceberg %}
     {#- create view only supports a name (no catalog, or schema) #}

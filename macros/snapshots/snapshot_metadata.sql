@@ -195,7 +195,7 @@
 {#- The guard rails on the snapshot query, in one pass over it, before anything is written:
     duplicate or NULL keys (snapshot_assert_unique_keys names them) and, when check_not_empty,
     an empty query that snapshot_refuses_empty_source. A Delta snapshot that caches its changes
-    checks its keys in the join that finds the changed keys instead (snapshot_cache_changes);
+    checks its keys in the join that finds the changed keys instead (snapshot_find_changed_keys);
     this pass serves the other paths. -#}
 {% macro snapshot_assert_source(strategy, sql, check_not_empty=false) %}
     {%- set check_keys = config.get('snapshot_check_unique_keys', true) -%}

@@ -87,29 +87,39 @@
         'high': spark_cdc.snapshot_high_end_value(valid_from_type), 'branches': branches,
         'valid_from_type': valid_from_type or 'timestamp',
         'has_source': has_source, 'has_open': has_open,
-        'open_row_columns': spark_cdc.snapshot_columns_read(target_columns, branches)}) }}
+        'open_row_columns': spark_cdc.snapshot_open_row_columns(
+            strategy, target_columns, source_names, columns)}) }}
 {%- endmacro %}
 
 
-{#- The snapshot table's columns that the change rows read from an open row (`snapshotted_data.<name>`
-    in a branch), so that stage 1 carries only them through its join. -#}
-{% macro snapshot_columns_read(target_columns, branches) -%}
-    {%- set texts = [] -%}
-    {%- for branch in branches -%}
-        {%- for part in ('when', 'updated_at', 'valid_from', 'valid_to', 'scd_id', 'is_deleted') -%}
-            {%- do texts.append(branch[part]) -%}
-        {%- endfor -%}
-        {%- do texts.append(branch['values'].values() | join(' ')) -%}
+{#- The snapshot table's columns that the change rows read from an open row
+    (`snapshotted_data.<name>` in the branches of snapshot_change_plan), so that stage 1 carries
+    only them through its join: the start and dbt_scd_id of the open version (every branch);
+    with hard_deletes: new_record also its end, dbt_is_deleted and the source's columns (a
+    deletion row copies them); and what the strategy's row_changed compares: the start
+    (timestamp), the check columns (check; `all`: every column of the query), every column (any
+    other strategy, whose comparison this package cannot know). In the table's own spelling. -#}
+{% macro snapshot_open_row_columns(strategy, target_columns, source_names, columns) -%}
+    {%- set read = [columns.dbt_valid_from, columns.dbt_scd_id] -%}
+    {%- if strategy.hard_deletes == 'new_record' -%}
+        {%- do read.extend([columns.dbt_valid_to, columns.dbt_is_deleted] + source_names) -%}
+    {%- endif -%}
+    {%- set strategy_name = config.get('strategy') -%}
+    {%- set check_cols = config.get('check_cols') -%}
+    {%- if strategy_name == 'check' and check_cols == 'all' -%}
+        {%- do read.extend(source_names) -%}
+    {%- elif strategy_name == 'check' -%}
+        {%- do read.extend([check_cols] if check_cols is string else check_cols or []) -%}
+    {%- elif strategy_name != 'timestamp' -%}
+        {{ return(target_columns | map(attribute='name') | list) }}
+    {%- endif -%}
+    {%- set wanted = [] -%}
+    {%- for name in read -%}{%- do wanted.append(name | replace('`', '') | lower) -%}{%- endfor -%}
+    {%- set names = [] -%}
+    {%- for column in target_columns if column.name | lower in wanted -%}
+        {%- do names.append(column.name) -%}
     {%- endfor -%}
-    {%- set text = texts | join(' ') -%}
-    {%- set read = [] -%}
-    {%- for column in target_columns -%}
-        {%- set pattern = 'snapshotted_data\\.`?' ~ modules.re.escape(column.name) ~ '(?![A-Za-z0-9_])' -%}
-        {%- if modules.re.search(pattern, text, modules.re.IGNORECASE) -%}
-            {%- do read.append(column.name) -%}
-        {%- endif -%}
-    {%- endfor -%}
-    {{ return(read) }}
+    {{ return(names) }}
 {%- endmacro %}
 
 
@@ -284,7 +294,7 @@
 {#-
     The change rows of a snapshot run: the rows to insert ('insert') and the open rows to close
     ('update', 'delete'), read by spark__snapshot_merge_sql. One query (stage 1 as a CTE); a
-    cached run computes the two stages as two cached relations instead (snapshot_cache_changes).
+    cached run computes the two stages as two cached relations instead (snapshot_flow.sql).
 
     Follows dbt's default__snapshot_staging_table (dbt-adapters 1.24.5) and keeps its change
     detection (strategy.row_changed) untouched. Departures, marked [spark_cdc] below:
@@ -315,43 +325,6 @@
 
     {{ spark_cdc.snapshot_change_rows_sql(strategy, target_relation, plan, 'changed_keys') }}
 {%- endmacro %}
-
-{#-
-    The staging of a snapshot run, read by spark__snapshot_merge_sql.
-
-    [spark_cdc] For a Delta snapshot the change rows are computed once into the session's cache,
-    in two stages (snapshot_cached_changes.sql), and the MERGE reads them there: the source is
-    read and joined with the open rows once per run, the guard rails (NULL or duplicate keys, an
-    empty source with hard deletes) are checked in that same join, and a run with no change
-    computes no change rows and merges nothing. A timestamp-strategy run whose source holds
-    exactly the open rows' keys and updated_at values (compared by digest first,
-    snapshot_unchanged_sql) does not even join. Other snapshots run the guard rails as one pass
-    over the query first (snapshot_metadata.sql).
-    The staging view dbt-spark builds from this select is then only described (its columns),
-    never read.
--#}
-{% macro spark__snapshot_staging_table(strategy, source_sql, target_relation) -%}
-    {#- the maintenance after the MERGE reads these: a bad value stops the run before it writes -#}
-    {%- do spark_cdc.snapshot_maintenance_settings() -%}
-    {%- set caches = spark_cdc.snapshot_caches_changes() and not target_relation.is_iceberg -%}
-    {%- do spark_cdc.snapshot_assert_updated_at_type(strategy, source_sql) -%}
-    {%- if not caches -%}
-        {%- do spark_cdc.snapshot_assert_source(strategy, source_sql, check_not_empty=true) -%}
-        {#- after the guards: a refused run leaves the table at its version -#}
-        {%- if not target_relation.is_iceberg -%}
-            {%- do spark_cdc.snapshot_widen_columns(source_sql, target_relation) -%}
-        {%- endif -%}
-    {%- endif -%}
-    {%- set plan = spark_cdc.snapshot_change_plan(strategy, source_sql, target_relation) -%}
-    {%- if caches and spark_cdc.snapshot_compares_digests()
-        and spark_cdc.snapshot_source_unchanged(strategy, source_sql, target_relation) -%}
-        {%- do spark_cdc.snapshot_cache_no_changes(target_relation) -%}
-    {%- elif caches -%}
-        {%- do spark_cdc.snapshot_cache_changes(strategy, source_sql, target_relation, plan) -%}
-    {%- endif -%}
-    {{ return(spark_cdc.snapshot_changes_sql(strategy, source_sql, target_relation, plan)) }}
-{%- endmacro %}
-
 
 {#-
     As dbt-spark 1.11.0's spark_build_snapshot_staging_table, except:

@@ -31,6 +31,7 @@ def copy_project(destination: Path, source: Path | None = None) -> Path:
 
 SNAPSHOT_OVERRIDES = (
     "build_snapshot_table.sql",
+    "snapshot_flow.sql",
     "snapshot_staging_table.sql",
     "snapshot_merge.sql",
     "snapshot_cached_changes.sql",
