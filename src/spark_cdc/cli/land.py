@@ -1,0 +1,113 @@
+"""``spark-cdc land-change-events``: batch files of change events (or Debezium messages) landed
+in a source's feed table, as an ingestion would."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from spark_cdc.generators.extracts import GeneratorError
+
+
+def add_land_parser(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "land-change-events",
+        help="land batch files of change events in a source's feed table (as an ingestion would)",
+        description=(
+            "Append the batch files STREAM/batches/batch-*.jsonl to the feed table, each as the "
+            "next _batch_id: change events (generate-change-events format), or with --debezium "
+            "Debezium messages (generate-debezium-events). With --initial-table, replace the "
+            "existing-rows table with STREAM/initial_state.jsonl. Writes through the profile's "
+            "target (SPARK_CDC_TARGET), as dbt does."
+        ),
+    )
+    parser.add_argument("stream", type=Path, help="a folder with batches/batch-*.jsonl")
+    parser.add_argument("--table", required=True, help="e.g. landing.orders_change_events")
+    parser.add_argument("--debezium", action="store_true", help="the files hold Debezium messages")
+    parser.add_argument("--initial-table", default=None, help="e.g. landing.orders_initial_rows")
+    parser.add_argument(
+        "--column",
+        action="append",
+        default=[],
+        help="name:type of the existing rows (repeat; default: a generate-change-events stream's)",
+    )
+    parser.add_argument("--key", action="append", default=[], help="key of the existing rows")
+    parser.add_argument(
+        "--batches", default=None, help="a Python-style slice of the batch files, e.g. 0:3"
+    )
+    parser.set_defaults(handler=_run_land)
+
+
+def _initial_schema(args: argparse.Namespace) -> Any:
+    from spark_cdc.change_events.model import TargetSchema
+    from spark_cdc.generators.change_events import SCHEMA
+    from spark_cdc.scaffold.names import columns
+
+    if not args.column:
+        return SCHEMA
+    return TargetSchema(columns(args.column, "--column"), tuple(args.key))
+
+
+def _selected_batch_files(stream: Path, selection: str | None) -> list[Path]:
+    """The batch files of ``stream`` that ``--batches`` selects (checked before Spark starts)."""
+    files = sorted((stream / "batches").glob("batch-*.jsonl"))
+    if not files:
+        hint = ""
+        if stream.name == "batches" and list(stream.glob("batch-*.jsonl")):
+            hint = f" (give the folder that holds batches/: {stream.parent})"
+        raise GeneratorError(f"no batches/batch-*.jsonl under {stream}{hint}")
+    if not selection:
+        return files
+    start, colon, stop = selection.partition(":")
+    try:
+        bounds = [int(text) if text.strip() else None for text in (start, stop)]
+    except ValueError:
+        bounds = None
+    if not colon or bounds is None:
+        raise GeneratorError(f"--batches must read like 0:3, 2: or :4, not {selection!r}")
+    chosen = files[slice(*bounds)]
+    if not chosen:
+        raise GeneratorError(
+            f"--batches {selection} selects none of the {len(files)} batch files of {stream} "
+            f"(0 to {len(files) - 1})"
+        )
+    return chosen
+
+
+def _run_land(args: argparse.Namespace) -> int:
+    from spark_cdc.change_events.landing import (
+        land_batch_files,
+        land_debezium_files,
+        land_initial_rows,
+    )
+    from spark_cdc.targets import session_for
+
+    stream = args.stream.resolve()  # Spark resolves relative paths from its own directory
+    files = _selected_batch_files(stream, args.batches)
+    schema = _initial_schema(args)
+    spark = session_for()
+    if args.initial_table:
+        rows = land_initial_rows(spark, args.initial_table, stream / "initial_state.jsonl", schema)
+        print(f"{args.initial_table}: {rows} existing rows")
+    land = land_debezium_files if args.debezium else land_batch_files
+    landing = land(spark, args.table, files)
+    if landing.skipped:
+        taken = ", ".join(
+            f"{Path(name).name} (_batch_id {batch})" for name, batch in landing.skipped.items()
+        )
+        print(f"{args.table}: skipped {len(landing.skipped)} files landed before: {taken}")
+    landed = landing.batch_ids
+    if not landed:
+        print(f"{args.table}: nothing new to land")
+        return 0
+    note = ""
+    if not args.debezium:
+        errors = (
+            spark.table(args.table)
+            .where(f"_batch_id >= {landed[0]} and _landing_error is not null")
+            .count()
+        )
+        note = f" ({errors} unreadable lines kept with their reason)" if errors else ""
+    print(f"{args.table}: landed {len(landed)} batches as _batch_id {landed[0]}-{landed[-1]}{note}")
+    return 0
