@@ -146,28 +146,61 @@ LONGEST_FIRST = (
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Files in LONGEST_FIRST order, then the others as collected (each file's tests in order);
-    tests that start no JVM marked ``unit``."""
+    every test marked with its tier (tier_of)."""
     rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
     for item in items:
-        if not JVM_FIXTURES & set(getattr(item, "fixturenames", ())) and not _starts_spark(
-            item.path
-        ):
-            item.add_marker(pytest.mark.unit)
+        fixtures = set(getattr(item, "fixturenames", ()))
+        marks = {mark.name for mark in item.iter_markers()}
+        tier = tier_of(item.path, fixtures, marks)
+        if tier not in marks:
+            item.add_marker(getattr(pytest.mark, tier))
 
 
-# The unit tier (`make test-fast`, `pytest -m unit`): tests that use none of these fixtures, in
-# files that start Spark no other way (a session of their own, a command in a subprocess).
+# The suite's tiers (`pytest -m <tier>`; `make test-fast` is the unit tier), each test in one:
+# - unit: starts no JVM: uses none of these fixtures, in a file that starts Spark no other way
+#   (a session of its own, a command in a subprocess);
+# - docs: the README's and the docs pages' commands run as written (test_readme_*, test_docs_*);
+# - engines: the warm engine, Thrift, a standalone cluster, their homes (test_engine*);
+# - dbt: real dbt runs (the dbt fixtures, dbt's command line, dbt invoked in a file's own way);
+# - spark: the library on a real SparkSession (or its commands in processes of their own),
+#   without dbt.
+TIERS = ("unit", "docs", "engines", "dbt", "spark")
 JVM_FIXTURES = {"spark", "spark_home", "dbt", "dbt_project"}
+DBT_FIXTURES = {"dbt", "dbt_project"}
 _STARTS_SPARK = re.compile(
     r"get_or_create_session|SparkSession|subprocess|run_command|\bBIN\b|from servers"
     r"|engine_suite|stream_support|change_event_support|main_job|spark_cdc\.cli|run_dbt"
 )
+_RUNS_DBT = re.compile(
+    r"dbt_invoker|run_dbt|dbtRunner|BIN / \"dbt\"|\"dbt\", \"(build|run|snapshot|seed|test)"
+)
+
+
+def tier_of(path: Path, fixtures: set[str], marks: set[str]) -> str:
+    """The tier of a test of the file ``path`` that uses ``fixtures`` and carries ``marks`` (a
+    tier it is marked with itself: that one)."""
+    for tier in TIERS:
+        if tier in marks:
+            return tier
+    if not JVM_FIXTURES & fixtures and not _starts_spark(path):
+        return "unit"
+    if path.name.startswith(("test_readme_", "test_docs_")):
+        return "docs"
+    if path.name.startswith("test_engine"):
+        return "engines"
+    if DBT_FIXTURES & fixtures or "cli" in marks or _RUNS_DBT.search(_text(path)):
+        return "dbt"
+    return "spark"
 
 
 @functools.cache
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
 def _starts_spark(path: Path) -> bool:
-    return bool(_STARTS_SPARK.search(path.read_text(encoding="utf-8")))
+    return bool(_STARTS_SPARK.search(_text(path)))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,0 +1,41 @@
+"""The suite's tiers (python_tests/conftest.py): each test in one, by what it starts."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+from conftest import TIERS, tier_of
+from support import PROJECT_DIR
+
+pytestmark = pytest.mark.unit
+HERE = PROJECT_DIR / "python_tests"
+
+
+@pytest.mark.parametrize(
+    ("file", "fixtures", "marks", "tier"),
+    [
+        # rendered macros: no fixture, nothing in the file starts a JVM
+        ("test_snapshot_macros.py", set(), set(), "unit"),
+        # a file that starts commands in processes of their own is not the unit tier
+        ("test_scaffold.py", set(), set(), "spark"),
+        ("test_docs_pages.py", {"spark"}, set(), "docs"),
+        ("test_readme_commands.py", set(), set(), "docs"),
+        ("test_engines.py", {"tmp_path"}, {"cli"}, "engines"),
+        ("test_snapshot_guards.py", {"spark", "dbt"}, set(), "dbt"),
+        # dbt's command line in a subprocess
+        ("test_project_conventions.py", {"tmp_path"}, set(), "dbt"),
+        ("test_cache_slots.py", {"spark"}, set(), "spark"),
+        # a test marked with a tier keeps it
+        ("test_import_layers.py", set(), {"unit"}, "unit"),
+    ],
+)
+def test_a_test_gets_the_tier_of_what_it_starts(file, fixtures, marks, tier):
+    assert tier_of(HERE / file, fixtures, marks) == tier
+
+
+def test_every_tier_is_a_declared_marker():
+    settings = tomllib.loads((PROJECT_DIR / "pyproject.toml").read_text())
+    markers = settings["tool"]["pytest"]["ini_options"]["markers"]
+    declared = {marker.split(":")[0] for marker in markers}
+    assert set(TIERS) <= declared
