@@ -37,7 +37,8 @@ test-fast: setup
 	$(BIN)/python -m pytest -m unit -q
 
 pytest: setup
-	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations 40
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations 40 \
+		--junitxml build/test-results.xml
 
 bench: setup
 	$(BIN)/python benchmarks/bench_startup.py
