@@ -141,3 +141,73 @@ def suite_passed(result: subprocess.CompletedProcess) -> str:
     assert result.returncode == 0, f"{result.stdout[-6000:]}\n{result.stderr[-3000:]}"
     assert " passed" in summary and "failed" not in summary and "skipped" not in summary
     return summary
+
+
+KAFKA_VERSION = "4.4.0"  # the broker's (org.apache.kafka:kafka_2.13 on Maven Central)
+
+
+def kafka_broker_jars() -> Path:
+    """The folder of a Kafka broker's jars (kafka_2.13 and its runtime dependencies), fetched
+    from Maven Central once into ``~/.cache/spark_cdc/kafka-broker-<version>``."""
+    from spark_cdc.session.jars import copy_dependencies
+
+    folder = Path.home() / ".cache" / "spark_cdc" / f"kafka-broker-{KAFKA_VERSION}"
+    if not (folder / f"kafka_2.13-{KAFKA_VERSION}.jar").exists():
+        copy_dependencies(("org.apache.kafka", "kafka_2.13", KAFKA_VERSION), folder)
+    return folder
+
+
+@contextmanager
+def kafka_broker(folder: Path) -> Iterator[str]:
+    """A single-node Kafka broker in KRaft mode (broker and controller in one process) on
+    loopback, its data in ``folder``; yields its bootstrap address."""
+    import base64
+    import uuid
+
+    jars = kafka_broker_jars()
+    port, controller = free_port(), free_port()
+    settings = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "log.dirs": str(folder / "data"),
+        "num.partitions": "2",
+        "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+    }
+    properties = folder / "server.properties"
+    properties.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
+    java = ["java", "-Xmx512m", "-cp", f"{jars}/*"]
+    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    subprocess.run(
+        [
+            *java,
+            "kafka.tools.StorageTool",
+            "format",
+            "-t",
+            cluster_id,
+            "-c",
+            str(properties),
+            "--standalone",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    broker = subprocess.Popen(
+        [*java, "kafka.Kafka", str(properties)],
+        stdout=(folder / "broker.log").open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        wait_for_port(port)
+        yield f"127.0.0.1:{port}"
+    finally:
+        stop(broker)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up what is missing, idempotently: virtualenv, locked packages, Delta Lake jars.
+# Set up what is missing, idempotently: virtualenv, locked packages, the JVM jars.
 # Re-installs the packages only when pyproject.toml or the package sources changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +29,8 @@ if [ ! -f "$stamp" ] || [ -n "$newest_source" ]; then
   touch "$stamp"
 fi
 
-# Delta Lake jars from Maven Central (cached in ~/.m2 and ~/.cache/spark_cdc; no-op when present).
+# Delta Lake's and Spark's Kafka connector's jars from Maven Central (cached in ~/.m2 and
+# ~/.cache/spark_cdc; no-op when present).
 "$VENV/bin/python" -m spark_cdc.session.jars >/dev/null
 # The JVM class archive every embedded Spark process maps to start faster (built once, about a
 # minute; a no-op when present; Spark works without it).

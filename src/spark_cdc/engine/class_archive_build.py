@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from spark_cdc.session.class_archive import DUMP_SETTING, SETTING, archive_file
-from spark_cdc.session.jars import delta_jars, fetch_delta_jars
+from spark_cdc.session.jars import session_jars
 
 _DUMP = "from spark_cdc.engine.class_archive_build import _dump_workload as w; w()"
 
@@ -41,7 +41,7 @@ def build_archive(timeout: float = 600) -> Path | None:
     turned off). Raises when the JVM did not write a complete archive."""
     if os.environ.get(SETTING, "1").strip() == "0":
         return None
-    jars = delta_jars() or fetch_delta_jars()
+    jars = session_jars()
     target = archive_file(jars)
     if target is None or target.is_file():
         return target

@@ -75,7 +75,7 @@ __all__ = [
     "stop",
     "supervisor_command",
 ]
-from spark_cdc.session.jars import delta_jars, fetch_delta_jars
+from spark_cdc.session.jars import session_jars
 from spark_cdc.session.runtime import DEFAULT_MASTER, session_settings
 
 
@@ -131,7 +131,7 @@ def server_command(engine: Engine, port: int, master: str = DEFAULT_MASTER) -> l
 
     spark_home = Path(pyspark.__file__).parent
     settings = session_settings(engine.home, master)
-    jar_paths = delta_jars() or fetch_delta_jars()
+    jar_paths = session_jars()
     jars = ",".join(str(jar) for jar in jar_paths)
     if engine.kind == "connect":
         # The Connect server's class path is the embedded runtime's: the same archive serves it.

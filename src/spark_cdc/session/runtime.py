@@ -19,7 +19,7 @@ from spark_cdc.core.pyspark_logs import silence_query_context_logs
 from spark_cdc.session.class_archive import add_to_driver_options
 from spark_cdc.session.engine_state import make_way_for_embedded
 from spark_cdc.session.home_lock import acquire_home, default_home
-from spark_cdc.session.jars import delta_jars, fetch_delta_jars
+from spark_cdc.session.jars import session_jars
 from spark_cdc.session.master_check import check_reachable, wait_for_executors
 
 DEFAULT_MASTER = "local[2]"
@@ -141,7 +141,7 @@ def get_or_create_session(
     time.tzset()
     home = (home or default_home()).resolve()
     home.mkdir(parents=True, exist_ok=True)
-    jars = delta_jars() or fetch_delta_jars()
+    jars = session_jars()
     settings = session_settings(home, master or os.environ.get("SPARK_CDC_MASTER", DEFAULT_MASTER))
     settings["spark.jars"] = ",".join(str(jar) for jar in jars)
     add_to_driver_options(settings, jars)
