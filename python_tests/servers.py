@@ -176,7 +176,7 @@ def kafka_broker(folder: Path) -> Iterator[str]:
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
         "inter.broker.listener.name": "PLAINTEXT",
         "log.dirs": str(folder / "data"),
-        "num.partitions": "2",
+        "num.partitions": "1",
         "offsets.topic.replication.factor": "1",
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",

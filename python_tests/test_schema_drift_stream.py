@@ -18,11 +18,13 @@ from urllib.request import urlopen
 
 import pytest
 from pyspark.sql import functions as F
+from servers import kafka_broker
 from stream_support import drift_while_running
 from support import BIN, command_env, copy_project, run_command
 
 from spark_cdc.cli.main import main as spark_cdc
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
+from spark_cdc.schema_drift.kafka_source import KafkaSource
 from spark_cdc.schema_drift.stream import (
     FeedTables,
     folder_name,
@@ -66,13 +68,18 @@ def _stream_tables(spark) -> None:
         spark.sql(f"drop table if exists {name}")
 
 
-def _rows(frame) -> Counter:
-    """A table as a multiset of rows without the run columns."""
+# Columns that say where a line came from: a landed file, or a Kafka record.
+SOURCE_COLUMNS = {"source_file", "batch_id", "file_modified_at", "_source_file", "_batch_id"}
+PROTOTYPE = {"prototype", "prototype_source_file"}
+
+
+def _rows(frame, ignored: set[str] = RUN_COLUMNS) -> Counter:
+    """A table as a multiset of rows without the ``ignored`` columns."""
     kept = [
         # Runs from different landing folders: a file is named by its folder and name.
         F.regexp_extract(c, r"([^/]+/[^/]+)$", 1).alias(c) if c.endswith("source_file") else c
         for c in frame.columns
-        if c not in RUN_COLUMNS
+        if c not in ignored
     ]
     return Counter(
         tuple(json.dumps(v, default=str, sort_keys=True) for v in row)
@@ -80,10 +87,10 @@ def _rows(frame) -> Counter:
     )
 
 
-def _state(spark) -> dict[str, Counter]:
-    """Every table of the feed, as a multiset of rows without the run columns."""
+def _state(spark, ignored: set[str] = RUN_COLUMNS) -> dict[str, Counter]:
+    """Every table of the feed, as a multiset of rows without the ``ignored`` columns."""
     return {
-        name: _rows(spark.table(name))
+        name: _rows(spark.table(name), ignored)
         for name in _feed_tables(spark)
         if spark.catalog.tableExists(name)
     }
@@ -124,6 +131,7 @@ def streamed(spark, dbt, batches, tmp_path_factory) -> dict:
     _drop_all(spark)
     assert _stream(spark, root, checkpoint) is None
     tables = _state(spark)
+    by_prototype = _state(spark, RUN_COLUMNS | SOURCE_COLUMNS | PROTOTYPE)
     progress = spark.table(TABLES.stream_progress).collect()
     taken = spark.table(TABLES.stream_batches).collect()
     variables = json.dumps({"schema_drift_landing_roots": {"events": str(root)}})
@@ -132,6 +140,7 @@ def streamed(spark, dbt, batches, tmp_path_factory) -> dict:
         "root": root,
         "checkpoint": checkpoint,
         "tables": tables,
+        "by_prototype": by_prototype,
         "with_monitoring": _state(spark),
         "progress": progress,
         "taken": taken,
@@ -417,3 +426,62 @@ def test_the_metrics_endpoint_serves_what_the_progress_table_holds(spark, batche
     )
     with pytest.raises(OSError):  # closed with the stream
         _scrape(run.metrics_port, "metered")
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory) -> str:
+    """A Kafka broker on loopback (KRaft, one node, topics of one partition)."""
+    with kafka_broker(tmp_path_factory.mktemp("kafka")) as address:
+        yield address
+
+
+def _produce(spark, broker: str, topic: str, values: list[bytes]) -> None:
+    """``values`` as records of ``topic``, in order (Spark's own Kafka sink)."""
+    rows = [(bytearray(value),) for value in values]
+    frame = spark.createDataFrame(rows, "value binary")
+    frame.coalesce(1).write.format("kafka").option("kafka.bootstrap.servers", broker).option(
+        "topic", topic
+    ).save()
+
+
+def _stream_kafka(spark, source: KafkaSource, checkpoint: Path) -> Exception | None:
+    run = start_stream(spark, "", TABLES, checkpoint, available_now=True, kafka=source)
+    try:
+        run.query.awaitTermination()
+    except Exception as error:
+        return error
+    finally:
+        run.finish()
+    return None
+
+
+def test_a_kafka_topic_gives_the_tables_the_landing_folder_gives(
+    spark, batches, streamed, broker, tmp_path
+):
+    """The landed batches' lines, as bytes, produced to a topic one batch at a time, each taken
+    in by the stream from Kafka (restarted from its checkpoint): the feed's tables equal the
+    landing folder's stream's, where each line came from aside; every record once."""
+    topic = "drifting_events"
+    source = KafkaSource(broker, topic)
+    checkpoint = tmp_path / "checkpoint"
+    _drop_all(spark)
+    produced = 0
+    for folder in batches:
+        values = [
+            line
+            for path in sorted(folder.glob("*.jsonl"))
+            for line in path.read_bytes().split(b"\n")
+            if line
+        ]
+        _produce(spark, broker, topic, values)
+        produced += len(values)
+        assert _stream_kafka(spark, source, checkpoint) is None
+    assert _stream_kafka(spark, source, checkpoint) is None  # nothing new: nothing twice
+
+    # A variation's prototype is one of its events: the first line of the first file, or the
+    # first record; the rest of the registry, bronze and every silver table are equal.
+    assert _state(spark, RUN_COLUMNS | SOURCE_COLUMNS | PROTOTYPE) == streamed["by_prototype"]
+    taken = spark.table(TABLES.bronze).select("source_file", "batch_id").collect()
+    offsets = sorted(row.source_file.removeprefix(f"kafka://{topic}/0/") for row in taken)
+    assert offsets == [f"{offset:019d}" for offset in range(produced)]
+    assert {row.batch_id for row in taken} == {f"{topic}-0-000000"}

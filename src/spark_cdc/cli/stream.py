@@ -17,7 +17,9 @@ from typing import Any
 
 from spark_cdc.cli.dbt_invoke import run_dbt
 from spark_cdc.dbt_models.settings import SettingsError
+from spark_cdc.schema_drift.kafka_source import KafkaSource
 from spark_cdc.schema_drift.stream import FeedTables, start_stream
+from spark_cdc.session.jars import fetch_kafka_jars
 from spark_cdc.session.runtime import default_home
 
 
@@ -90,6 +92,22 @@ def add_stream_parser(commands: argparse._SubParsersAction) -> None:
         help="serve the stream's progress as Prometheus metrics on 127.0.0.1:PORT/metrics "
         "(needs spark-cdc[metrics])",
     )
+    kafka = parser.add_argument_group(
+        "a Kafka source",
+        "read the records of Kafka topics (each value one JSON line) instead of the landing folder",
+    )
+    kafka.add_argument("--kafka-bootstrap-servers", metavar="HOST:PORT[,...]", default=None)
+    kafka.add_argument("--kafka-topics", metavar="TOPIC[,...]", default=None)
+    kafka.add_argument(
+        "--kafka-setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a Kafka consumer setting (repeat), e.g. security.protocol=SASL_SSL",
+    )
+    kafka.add_argument(
+        "--max-offsets-per-trigger", type=int, default=None, help="records per micro-batch (all)"
+    )
     parser.set_defaults(handler=run_schema_drift_stream)
     status = kinds.add_parser(
         "status", help="the latest figures of a feed's stream (last batch, rows, rates)"
@@ -99,10 +117,37 @@ def add_stream_parser(commands: argparse._SubParsersAction) -> None:
     status.set_defaults(handler=run_stream_status)
 
 
+def kafka_source(args: argparse.Namespace) -> KafkaSource | None:
+    """The Kafka source the options name (none without them); a half-given one is refused."""
+    if not args.kafka_bootstrap_servers and not args.kafka_topics:
+        if args.kafka_setting or args.max_offsets_per_trigger:
+            raise SettingsError("--kafka-setting and --max-offsets-per-trigger need a Kafka source")
+        return None
+    if not args.kafka_bootstrap_servers or not args.kafka_topics:
+        raise SettingsError(
+            "a Kafka source needs both --kafka-bootstrap-servers and --kafka-topics"
+        )
+    settings = {}
+    for given in args.kafka_setting:
+        name, equals, value = given.partition("=")
+        if not equals or not name.strip():
+            raise SettingsError(f"--kafka-setting must read NAME=VALUE, not {given!r}")
+        settings[name.strip()] = value
+    return KafkaSource(
+        args.kafka_bootstrap_servers,
+        args.kafka_topics,
+        settings,
+        args.max_offsets_per_trigger,
+    )
+
+
 def run_schema_drift_stream(args: argparse.Namespace) -> int:
     """Run the query until it stops (``--available-now``) or is interrupted."""
     from spark_cdc.targets import session_for
 
+    kafka = kafka_source(args)
+    if kafka is not None:
+        fetch_kafka_jars()  # before the session starts: it loads them when they are there
     spark = session_for()  # a SQL-only target is refused here, before anything runs
     parsed = run_dbt(["parse", "--quiet"])
     settings = feed_settings(parsed.result, args.feed)
@@ -123,8 +168,10 @@ def run_schema_drift_stream(args: argparse.Namespace) -> int:
         max_files_per_trigger=args.max_files_per_trigger,
         after_batch=None if args.available_now else refresh_monitoring,
         metrics_port=args.metrics_port,
+        kafka=kafka,
     )
-    print(f"{args.feed}: streaming {settings.landing_root} (checkpoint {checkpoint})", flush=True)
+    source = f"Kafka {kafka.topics}" if kafka is not None else settings.landing_root
+    print(f"{args.feed}: streaming {source} (checkpoint {checkpoint})", flush=True)
     if run.metrics_port is not None:
         print(f"{args.feed}: metrics on http://127.0.0.1:{run.metrics_port}/metrics", flush=True)
     try:

@@ -1,5 +1,6 @@
-"""Schema drift as a Structured Streaming query: the landing folder read as a file stream, each
-micro-batch taken in by the functions the dbt models call, into the same tables.
+"""Schema drift as a Structured Streaming query: the landing folder read as a file stream (or a
+Kafka topic, :mod:`spark_cdc.schema_drift.kafka_source`), each micro-batch taken in by the
+functions the dbt models call, into the same tables.
 
 Per micro-batch (``foreachBatch``), in this order, as one dbt build of the feed would:
 
@@ -34,6 +35,7 @@ from pyspark.sql.streaming import StreamingQuery
 from spark_cdc.core.idempotent_loads import is_overlap, load_identity, next_load, write_options
 from spark_cdc.core.orphan_tables import create_empty
 from spark_cdc.schema_drift.bronze import bronze_increment
+from spark_cdc.schema_drift.kafka_source import KafkaSource, kafka_lines
 from spark_cdc.schema_drift.registry import KEY, registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, mark_refresh, refresh_silver
 from spark_cdc.schema_drift.stream_monitor import ProgressRecorder, batch_latencies
@@ -280,8 +282,10 @@ def start_stream(
     after_batch: Callable[[int], None] | None = None,
     metrics_port: int | None = None,
     metrics_address: str = "127.0.0.1",
+    kafka: KafkaSource | None = None,
 ) -> StreamRun:
-    """Start the query (``available_now``: take in what is landed, then stop). With
+    """Start the query (``available_now``: take in what is landed, then stop) on the landing
+    folder ``root``, or on ``kafka``'s topics when given. With
     ``metrics_port`` (0: a free port) its progress is also served as Prometheus metrics
     (:mod:`spark_cdc.schema_drift.stream_metrics`) until :meth:`StreamRun.close_metrics`.
 
@@ -317,9 +321,13 @@ def start_stream(
         if remote
         else each_batch
     )
+    lines = (
+        kafka_lines(spark, kafka)
+        if kafka is not None
+        else landing_lines(spark, root, max_files_per_trigger)
+    )
     writer = (
-        landing_lines(spark, root, max_files_per_trigger)
-        .writeStream.queryName(name)
+        lines.writeStream.queryName(name)
         .option("checkpointLocation", str(checkpoint))
         .foreachBatch(batch_function)
     )
