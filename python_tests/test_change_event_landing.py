@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 
+import pytest
 from pyspark.sql import functions as F
+from servers import kafka_broker
 from support import BIN, command_env, run_command
 
 from spark_cdc.change_events.landing import (
@@ -14,11 +17,13 @@ from spark_cdc.change_events.landing import (
     LandingConflictError,
     _land,
     land_batch_files,
+    land_debezium_files,
     landed_name,
     read_batch_file,
 )
 from spark_cdc.cli.main import main
 from spark_cdc.generators.change_events import StreamSpec, write_stream
+from spark_cdc.generators.debezium import DebeziumSpec, write_debezium_stream
 
 
 def test_land_change_events_appends_batches_in_ingestion_order(spark, tmp_path, capsys):
@@ -147,3 +152,61 @@ def test_a_batch_selection_past_the_last_file_is_refused_before_spark_starts(tmp
     assert done.returncode == 2 and f"give the folder that holds batches/: {tmp_path}" in (
         done.stderr
     )
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory) -> str:
+    """A Kafka broker on loopback (KRaft, one node, topics of one partition)."""
+    with kafka_broker(tmp_path_factory.mktemp("kafka")) as address:
+        yield address
+
+
+def _produce(spark, broker: str, topic: str, path) -> int:
+    """The lines of a batch file, as bytes, as records of ``topic`` in order; how many."""
+    values = [line for line in path.read_bytes().split(b"\n") if line]
+    frame = spark.createDataFrame([(bytearray(value),) for value in values], "value binary")
+    frame.coalesce(1).write.format("kafka").option("kafka.bootstrap.servers", broker).option(
+        "topic", topic
+    ).save()
+    return len(values)
+
+
+def _content(spark, table: str) -> Counter:
+    """A landing table's rows, where each came from and when aside."""
+    frame = spark.table(table).drop("_source_file", "_ingested_at")
+    return Counter(tuple(str(value) for value in row) for row in frame.collect())
+
+
+@pytest.mark.parametrize("debezium", [False, True], ids=["change_events", "debezium"])
+def test_a_kafka_topic_lands_as_its_batch_files_would(spark, broker, tmp_path, capsys, debezium):
+    """Each batch file's lines produced to a topic, then landed from Kafka (restarting from the
+    checkpoint), once more with nothing new: the rows, batch ids and landing errors of landing
+    the files themselves, each record once, named by its place in the topic."""
+    if debezium:
+        write_debezium_stream(DebeziumSpec(events=80, batches=3), tmp_path)
+    else:
+        write_stream(
+            StreamSpec(initial_rows=0, events=80, batches=3, malformed_rate=0.05), tmp_path, False
+        )
+    files = sorted((tmp_path / "batches").glob("batch-*.jsonl"))
+    kind = "debezium" if debezium else "events"
+    by_files, by_kafka = f"landing_test.{kind}_files", f"landing_test.{kind}_kafka"
+    topic = f"{kind}_feed"
+    for table in (by_files, by_kafka):
+        spark.sql(f"drop table if exists {table}")
+    (land_debezium_files if debezium else land_batch_files)(spark, by_files, files)
+    command = ["land-change-events", "--table", by_kafka, "--kafka-bootstrap-servers", broker]
+    command += ["--kafka-topics", topic, "--checkpoint", str(tmp_path / "checkpoint")]
+    command += ["--debezium"] if debezium else []
+    produced = 0
+    for path in files:
+        produced += _produce(spark, broker, topic, path)
+        assert main(command) == 0
+    capsys.readouterr()
+    assert main(command) == 0
+    assert "nothing new to land" in capsys.readouterr().out
+
+    assert _content(spark, by_kafka) == _content(spark, by_files)
+    assert sorted(_batch_counts(spark, by_kafka)) == list(range(len(files)))
+    identities = sorted(row[0] for row in spark.table(by_kafka).select("_source_file").collect())
+    assert identities == [f"kafka://{topic}/0/{offset:019d}" for offset in range(produced)]

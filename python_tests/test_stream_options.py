@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from spark_cdc.cli.main import build_parser
-from spark_cdc.cli.stream import kafka_source
+from spark_cdc.cli.options import kafka_source
 from spark_cdc.dbt_models.settings import SettingsError
 from spark_cdc.schema_drift.kafka_source import KafkaSource
 

@@ -64,11 +64,17 @@ def _landing_error(line: Column, parsed: Column) -> Column:
 def read_batch_file(spark: SparkSession, path: Path | str) -> DataFrame:
     """The events of one JSON-lines batch file: one row per non-blank line (see module doc)."""
     lines = spark.read.text(spark_location(path)).where(F.trim(F.col("value")) != "")
+    return event_lines(lines.select("value", F.input_file_name().alias(SOURCE_FILE)))
+
+
+def event_lines(lines: DataFrame) -> DataFrame:
+    """The events of JSON lines (``value``, ``_source_file``): one row per line, read as the
+    module doc says."""
     schema = f"{_TEXT_FIELDS}, {_CORRUPT} string"
     parsed = F.from_json(
         "value", schema, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
     )
-    staged = lines.select("value", parsed.alias("p"), F.input_file_name().alias(SOURCE_FILE))
+    staged = lines.select("value", parsed.alias("p"), SOURCE_FILE)
     error = _landing_error(F.col("value"), F.col("p"))
     readable = error.isNull()
     fields = [
@@ -98,7 +104,8 @@ def next_batch_id(spark: SparkSession, table: str) -> int:
     return 0 if latest is None else latest + 1
 
 
-def _ensure_schema(spark: SparkSession, table: str) -> None:
+def ensure_schema(spark: SparkSession, table: str) -> None:
+    """Create the table's schema (database) when missing."""
     # Checked first: Spark logs a warning for every `create schema if not exists` of an
     # existing Hive database.
     schema = table.rsplit(".", 1)[0] if "." in table else None
@@ -130,6 +137,7 @@ def read_debezium_file(spark: SparkSession, path: Path | str) -> DataFrame:
     in ``value`` (read and checked later, by change_events.debezium in the source's ledger)."""
     lines = spark.read.text(spark_location(path)).where(F.trim(F.col("value")) != "")
     return lines.select("value", F.input_file_name().alias(SOURCE_FILE))
+
 
 
 def land_debezium_files(spark: SparkSession, table: str, files: Sequence[Path | str]) -> Landing:
@@ -175,7 +183,7 @@ def _land(
     load of the table's landing sequence (:mod:`spark_cdc.core.idempotent_loads`) numbered by its
     first batch id, so two landings that overlap never give one batch id twice or land one file
     twice: the second fails, having landed nothing."""
-    _ensure_schema(spark, table)
+    ensure_schema(spark, table)
     names = [landed_name(path) for path in files]
     skipped = _landed_before(spark, table, names)
     new = [path for path, name in zip(files, names, strict=True) if name not in skipped]
@@ -187,6 +195,15 @@ def _land(
         batch = read(path).withColumn(BATCH, F.lit(first + offset).cast("long"))
         landed = batch if landed is None else landed.unionByName(batch)
     assert landed is not None
+    append_batches(spark, table, landed, first)
+    return Landing(list(range(first, first + len(new))), skipped)
+
+
+def append_batches(spark: SparkSession, table: str, landed: DataFrame, first: int) -> None:
+    """Append ``landed`` (its rows with their ``_batch_id``, the lowest ``first``) to ``table``
+    in one Delta commit: a load of the table's landing sequence numbered by ``first``, so that
+    of two landings that overlap, the second fails (LandingConflictError), having landed
+    nothing."""
     now = datetime.now(UTC).replace(tzinfo=None)
     receipt = json.dumps({"spark_cdc_landing": uuid.uuid4().hex})
     landed = landed.withColumn("_ingested_at", F.lit(now))
@@ -210,7 +227,6 @@ def _land(
     # Delta skips, without an error, a load whose number another landing committed first.
     if not _committed(spark, table, receipt):
         raise _conflict(table)
-    return Landing(list(range(first, first + len(new))), skipped)
 
 
 def _committed(spark: SparkSession, table: str, receipt: str) -> bool:
@@ -275,7 +291,7 @@ def land_initial_rows(spark: SparkSession, table: str, path: Path, schema: Targe
                 f"{path}: {count} existing row(s) cannot be loaded, nothing was written "
                 f"(first {len(shown)}: {lines})"
             )
-        _ensure_schema(spark, table)
+        ensure_schema(spark, table)
         loaded = rows.drop(LANDING_ERROR, RAW_RECORD)
         create_empty(spark, table, loaded.schema)  # an orphan of a killed first load replaced
         loaded.write.format("delta").mode("overwrite").option(

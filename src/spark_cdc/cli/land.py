@@ -1,5 +1,5 @@
-"""``spark-cdc land-change-events``: batch files of change events (or Debezium messages) landed
-in a source's feed table, as an ingestion would."""
+"""``spark-cdc land-change-events``: batch files of change events (or Debezium messages), or the
+records of Kafka topics, landed in a source's feed table, as an ingestion would."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from spark_cdc.cli.options import add_kafka_options, kafka_source
+from spark_cdc.core.kafka_records import KafkaSource
 from spark_cdc.generators.extracts import GeneratorError
 
 
@@ -18,11 +20,12 @@ def add_land_parser(commands: argparse._SubParsersAction) -> None:
             "Append the batch files STREAM/batches/batch-*.jsonl to the feed table, each as the "
             "next _batch_id: change events (generate-change-events format), or with --debezium "
             "Debezium messages (generate-debezium-events). With --initial-table, replace the "
-            "existing-rows table with STREAM/initial_state.jsonl. Writes through the profile's "
-            "target (SPARK_CDC_TARGET), as dbt does."
+            "existing-rows table with STREAM/initial_state.jsonl. With a Kafka source instead of "
+            "STREAM, land what its topics hold beyond the last landing's offsets, a batch per "
+            "micro-batch. Writes through the profile's target (SPARK_CDC_TARGET), as dbt does."
         ),
     )
-    parser.add_argument("stream", type=Path, help="a folder with batches/batch-*.jsonl")
+    parser.add_argument("stream", type=Path, nargs="?", help="a folder with batches/batch-*.jsonl")
     parser.add_argument("--table", required=True, help="e.g. landing.orders_change_events")
     parser.add_argument("--debezium", action="store_true", help="the files hold Debezium messages")
     parser.add_argument("--initial-table", default=None, help="e.g. landing.orders_initial_rows")
@@ -36,6 +39,13 @@ def add_land_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--batches", default=None, help="a Python-style slice of the batch files, e.g. 0:3"
     )
+    parser.add_argument(
+        "--checkpoint",
+        type=Path,
+        default=None,
+        help="a Kafka landing's checkpoint ($SPARK_CDC_HOME/streams/landing/TABLE)",
+    )
+    add_kafka_options(parser, "STREAM")
     parser.set_defaults(handler=_run_land)
 
 
@@ -83,6 +93,11 @@ def _run_land(args: argparse.Namespace) -> int:
     )
     from spark_cdc.targets import session_for
 
+    kafka = kafka_source(args)
+    if kafka is not None:
+        return _land_from_kafka(args, kafka)
+    if args.stream is None:
+        raise GeneratorError("give STREAM (a folder with batches/) or a Kafka source")
     stream = args.stream.resolve()  # Spark resolves relative paths from its own directory
     files = _selected_batch_files(stream, args.batches)
     schema = _initial_schema(args)
@@ -97,7 +112,30 @@ def _run_land(args: argparse.Namespace) -> int:
             f"{Path(name).name} (_batch_id {batch})" for name, batch in landing.skipped.items()
         )
         print(f"{args.table}: skipped {len(landing.skipped)} files landed before: {taken}")
-    landed = landing.batch_ids
+    return _said(spark, args, landing.batch_ids)
+
+
+def _land_from_kafka(args: argparse.Namespace, kafka: KafkaSource) -> int:
+    from spark_cdc.change_events.kafka_landing import land_kafka
+    from spark_cdc.schema_drift.stream import check_server_python, is_connect
+    from spark_cdc.session.jars import fetch_kafka_jars
+    from spark_cdc.session.runtime import default_home
+    from spark_cdc.targets import session_for
+
+    if args.stream is not None or args.initial_table or args.batches:
+        raise GeneratorError("a Kafka source lands records, not STREAM's files: leave STREAM out")
+    fetch_kafka_jars()  # before the session starts: it loads them when they are there
+    spark = session_for()
+    if is_connect(spark):
+        check_server_python(spark)  # each micro-batch lands in the server's Python
+    name = args.table.replace("`", "").lower()
+    checkpoint = args.checkpoint or default_home() / "streams" / "landing" / name
+    landing = land_kafka(spark, args.table, kafka, checkpoint.resolve(), args.debezium)
+    return _said(spark, args, landing.batch_ids)
+
+
+def _said(spark: Any, args: argparse.Namespace, landed: list[int]) -> int:
+    """Say what a landing landed (batch ids, unreadable lines kept)."""
     if not landed:
         print(f"{args.table}: nothing new to land")
         return 0

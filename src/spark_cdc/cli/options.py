@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from spark_cdc.core.kafka_records import KafkaSource
+from spark_cdc.dbt_models.settings import SettingsError
+
 
 def spec_options(parser: argparse.ArgumentParser, defaults: object) -> None:
     """One ``--option`` per field of a generator spec dataclass, defaulting to its value."""
@@ -34,3 +37,47 @@ def text_table(columns: list[str], rows: list[tuple]) -> str:
     lines.append("-+-".join("-" * w for w in widths))
     lines += [" | ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
     return "\n".join(lines)
+
+
+def add_kafka_options(parser: argparse.ArgumentParser, instead_of: str) -> None:
+    """The options of a Kafka source read ``instead_of`` something else."""
+    kafka = parser.add_argument_group(
+        "a Kafka source",
+        f"read the records of Kafka topics (each value one JSON line) instead of {instead_of}",
+    )
+    kafka.add_argument("--kafka-bootstrap-servers", metavar="HOST:PORT[,...]", default=None)
+    kafka.add_argument("--kafka-topics", metavar="TOPIC[,...]", default=None)
+    kafka.add_argument(
+        "--kafka-setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a Kafka consumer setting (repeat), e.g. security.protocol=SASL_SSL",
+    )
+    kafka.add_argument(
+        "--max-offsets-per-trigger", type=int, default=None, help="records per micro-batch (all)"
+    )
+
+
+def kafka_source(args: argparse.Namespace) -> KafkaSource | None:
+    """The Kafka source the options name (none without them); a half-given one is refused."""
+    if not args.kafka_bootstrap_servers and not args.kafka_topics:
+        if args.kafka_setting or args.max_offsets_per_trigger:
+            raise SettingsError("--kafka-setting and --max-offsets-per-trigger need a Kafka source")
+        return None
+    if not args.kafka_bootstrap_servers or not args.kafka_topics:
+        raise SettingsError(
+            "a Kafka source needs both --kafka-bootstrap-servers and --kafka-topics"
+        )
+    settings = {}
+    for given in args.kafka_setting:
+        name, equals, value = given.partition("=")
+        if not equals or not name.strip():
+            raise SettingsError(f"--kafka-setting must read NAME=VALUE, not {given!r}")
+        settings[name.strip()] = value
+    return KafkaSource(
+        args.kafka_bootstrap_servers,
+        args.kafka_topics,
+        settings,
+        args.max_offsets_per_trigger,
+    )

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from spark_cdc.cli.dbt_invoke import run_dbt
+from spark_cdc.cli.options import add_kafka_options, kafka_source
 from spark_cdc.dbt_models.settings import SettingsError
-from spark_cdc.schema_drift.kafka_source import KafkaSource
 from spark_cdc.schema_drift.stream import FeedTables, start_stream
 from spark_cdc.session.jars import fetch_kafka_jars
 from spark_cdc.session.runtime import default_home
@@ -92,22 +92,7 @@ def add_stream_parser(commands: argparse._SubParsersAction) -> None:
         help="serve the stream's progress as Prometheus metrics on 127.0.0.1:PORT/metrics "
         "(needs spark-cdc[metrics])",
     )
-    kafka = parser.add_argument_group(
-        "a Kafka source",
-        "read the records of Kafka topics (each value one JSON line) instead of the landing folder",
-    )
-    kafka.add_argument("--kafka-bootstrap-servers", metavar="HOST:PORT[,...]", default=None)
-    kafka.add_argument("--kafka-topics", metavar="TOPIC[,...]", default=None)
-    kafka.add_argument(
-        "--kafka-setting",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a Kafka consumer setting (repeat), e.g. security.protocol=SASL_SSL",
-    )
-    kafka.add_argument(
-        "--max-offsets-per-trigger", type=int, default=None, help="records per micro-batch (all)"
-    )
+    add_kafka_options(parser, "the landing folder")
     parser.set_defaults(handler=run_schema_drift_stream)
     status = kinds.add_parser(
         "status", help="the latest figures of a feed's stream (last batch, rows, rates)"
@@ -115,30 +100,6 @@ def add_stream_parser(commands: argparse._SubParsersAction) -> None:
     status.add_argument("feed", help="the feed's name")
     status.add_argument("--checkpoint", type=Path, default=None, help="as for schema-drift")
     status.set_defaults(handler=run_stream_status)
-
-
-def kafka_source(args: argparse.Namespace) -> KafkaSource | None:
-    """The Kafka source the options name (none without them); a half-given one is refused."""
-    if not args.kafka_bootstrap_servers and not args.kafka_topics:
-        if args.kafka_setting or args.max_offsets_per_trigger:
-            raise SettingsError("--kafka-setting and --max-offsets-per-trigger need a Kafka source")
-        return None
-    if not args.kafka_bootstrap_servers or not args.kafka_topics:
-        raise SettingsError(
-            "a Kafka source needs both --kafka-bootstrap-servers and --kafka-topics"
-        )
-    settings = {}
-    for given in args.kafka_setting:
-        name, equals, value = given.partition("=")
-        if not equals or not name.strip():
-            raise SettingsError(f"--kafka-setting must read NAME=VALUE, not {given!r}")
-        settings[name.strip()] = value
-    return KafkaSource(
-        args.kafka_bootstrap_servers,
-        args.kafka_topics,
-        settings,
-        args.max_offsets_per_trigger,
-    )
 
 
 def run_schema_drift_stream(args: argparse.Namespace) -> int:
