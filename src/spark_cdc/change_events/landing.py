@@ -139,7 +139,6 @@ def read_debezium_file(spark: SparkSession, path: Path | str) -> DataFrame:
     return lines.select("value", F.input_file_name().alias(SOURCE_FILE))
 
 
-
 def land_debezium_files(spark: SparkSession, table: str, files: Sequence[Path | str]) -> Landing:
     """Append each Debezium JSON-lines file the table does not hold yet as the next batch
     (``value``, ``_batch_id``, ``_ingested_at``, ``_source_file``), all in one Delta commit."""
