@@ -4,7 +4,9 @@ not the table's age. Through dbt, as a user runs it, figures from Spark's own ev
 Change events (``--capability change_events``): the demo source ``customers`` at fixed live keys
 (``--live-keys`` existing rows; the generator's re-inserts balance its deletes and no event
 inserts a new key, so only the history grows), a history of H events (``--histories``) in
-batches of I events (``--increment``), then one more batch of I events. Steps:
+batches of I events (``--increment``), then one more batch of I events. Each batch spans about a
+day of event time (a daily run: the generator's ``--max-gap-ms`` from I), so H = 100,000 is ten
+days of history and 1,000,000 a hundred. Steps:
 
 1. generate the stream, land the first H events and build the models (the full build);
 2. land the next batch and run the models (the increment), then ``dbt test`` the same models;
@@ -182,6 +184,12 @@ def per_model(project: Path, app: Application | None) -> dict[str, dict]:
     return figures
 
 
+def max_gap_ms_for_a_day(events: int) -> int:
+    """The generator's max_gap_ms under which ``events`` events span about a day (gaps of 1 to
+    max_gap_ms ms average (1 + max_gap_ms) / 2)."""
+    return max(1, round(2 * 86_400_000 / events) - 1)
+
+
 def change_events_case(
     work: Path, history: int, increment: int, live_keys: int, late_event_rate: float
 ) -> dict:
@@ -196,6 +204,7 @@ def change_events_case(
         *("--initial-rows", str(live_keys), "--insert-rate", "0", "--reinsert-rate", "0.1"),
         *("--delete-rate", "0.1", "--late-batch-rate", "0", "--no-progress"),
         *("--late-event-rate", str(late_event_rate)),
+        *("--max-gap-ms", str(max_gap_ms_for_a_day(increment))),
     )
     land = (str(BIN / "spark-cdc"), "land-change-events", str(stream), "--table", LANDING)
     initial = ("--initial-table", "landing.customers_initial_rows")

@@ -220,3 +220,59 @@ def test_the_source_tests_read_what_the_latest_run_changed(spark, dbt, tmp_path)
     assert len(failed) == 2
     assert failed[0].startswith("accepted_values_int_change_events__customers_ledger_status")
     assert failed[1] == "spark_cdc_change_events_versions_chain_change_events__customers_history_id"
+
+
+def test_a_tie_with_an_earlier_run_recounts_that_runs_ambiguous_versions(spark, dbt, tmp_path):
+    """A later run's event at the very position (key, event_ts, event_seq) of an event an earlier
+    run applied makes both versions ambiguous: the run summary recounts the earlier run too, so
+    that every ambiguous version counts once, for the run that took in its event."""
+    for table in CHANGE_EVENT_TABLES:
+        spark.sql(f"drop table if exists {table}")
+    spec = StreamSpec(
+        initial_rows=20,
+        events=200,
+        batches=1,
+        duplicate_rate=0.0,
+        tie_rate=0.0,
+        malformed_rate=0.0,
+        late_batch_rate=0.0,
+        seed=8,
+    )
+    write_stream(spec, tmp_path, show_progress=False)
+    land_initial_rows(
+        spark, "landing.customers_initial_rows", tmp_path / "initial_state.jsonl", SCHEMA
+    )
+    land_batch_files(spark, FEED, sorted((tmp_path / "batches").glob("batch-*.jsonl")))
+    dbt("run", *SELECT)
+    assert spark.table(HISTORY).where("is_ambiguous").count() == 0
+    tied = (
+        spark.table(HISTORY)
+        .where("event_seq is not null and not is_deleted and version_id not like '%:out'")
+        .orderBy("valid_from")
+        .first()
+    )
+    event = {
+        "change_type": "update",
+        "event_ts": tied.valid_from.isoformat(sep=" "),
+        "event_seq": tied.event_seq,
+        "column_names": ["id", "name", "amount"],
+        "column_values": [str(tied.id), "tied", "7"],
+        "old_key_names": ["id"],
+        "old_key_values": [str(tied.id)],
+    }
+    path = tmp_path / "batch-tie.jsonl"
+    path.write_text(json.dumps(event) + "\n", encoding="utf-8")
+    land_batch_files(spark, FEED, [path])
+    dbt("run", *SELECT)
+
+    ledger = spark.table("spark_cdc.int_change_events__customers_ledger")
+    owners = ledger.where("status = 'applied'").select("event_fingerprint", "process_id")
+    ambiguous = spark.table(HISTORY).where("is_ambiguous").drop("process_id")
+    counted = {
+        r.process_id: r["count"]
+        for r in ambiguous.join(owners, "event_fingerprint").groupBy("process_id").count().collect()
+    }
+    summary = spark.table("spark_cdc.change_events__customers_run_summary")
+    rows = {r.process_id: r.ambiguous_versions for r in summary.collect()}
+    assert len(rows) == 2 and sorted(counted.values()) == [1, 1]
+    assert rows == counted

@@ -191,3 +191,25 @@ def test_json_event_batches_drift_as_asked_and_are_deterministic(tmp_path):
 def test_json_event_cli_refuses_bad_rates(tmp_path, capsys):
     assert cli(["generate-json-events", str(tmp_path), "--malformed-rate", "2"]) == 2
     assert "malformed_rate must be between 0.0 and 1.0" in capsys.readouterr().err
+
+
+def test_max_gap_ms_sets_how_much_event_time_the_stream_spans():
+    """Consecutive events are 1 to max_gap_ms milliseconds apart (ties aside): 10,000 events at
+    17279 cover about a day of event time, at the default 1000 about 83 minutes."""
+
+    def span(max_gap_ms: int) -> timedelta:
+        spec = StreamSpec(
+            initial_rows=100,
+            events=10_000,
+            batches=1,
+            malformed_rate=0.0,
+            tie_rate=0.0,
+            max_gap_ms=max_gap_ms,
+            seed=5,
+        )
+        _, batches, _ = generate_stream(spec, with_expected=False)
+        times = [e.event_ts for batch in batches for e in batch]
+        return max(times) - min(times)
+
+    assert timedelta(hours=23) <= span(17_279) <= timedelta(hours=25)
+    assert timedelta(minutes=80) <= span(1_000) <= timedelta(minutes=87)

@@ -41,10 +41,15 @@ where
 
 {#- The runs whose summary rows an incremental run writes, and the earliest event_ts of their
     applied events: the runs that took in the ledger batches above the table's last batch, and
-    the earlier runs whose versions those runs' history writes re-resolved (a new event tied with
-    one of theirs, so the ambiguity of their versions changed). Each bound is a literal, so that
-    Delta skips the ledger and history files outside it. none: summarize every run (a full
-    build, or the first run's versions were re-resolved: its row also counts the initial rows). -#}
+    the earlier runs whose ambiguous versions those runs' history writes may have changed. An
+    earlier run's counts change only there: each applied event has the same versions whoever
+    resolves it (version_id = its fingerprint, ":out" for a move's delete), and a re-resolved
+    version becomes ambiguous when a new event ties with it, never the reverse; so an earlier
+    run is recounted only when a version of its events that the new runs rewrote is ambiguous
+    (a late event that ties with none leaves every earlier row as it is). Each bound is a
+    literal, so that Delta skips the ledger and history files outside it. none: summarize every
+    run (a full build, or the first run's ambiguity changed: its row also counts the initial
+    rows). -#}
 {% macro change_events_summary_scope(ledger, history) %}
     {%- set through = spark_cdc.highest_value(this, 'last_batch_id') -%}
     {%- if through is none -%}{{ return(none) }}{%- endif -%}
@@ -62,7 +67,7 @@ where
             ~ " where status = 'applied' and event_ts >= '" ~ lowest ~ "'"
             ~ " and event_fingerprint in (select event_fingerprint from " ~ history
             ~ " where process_id in (" ~ spark_cdc.sql_strings(new_runs) ~ ")"
-            ~ " and valid_from >= '" ~ lowest ~ "')").columns[0].values()[0] -%}
+            ~ " and is_ambiguous and valid_from >= '" ~ lowest ~ "')").columns[0].values()[0] -%}
         {%- for run in spark_cdc.split_list(affected) if run not in runs -%}
             {%- do runs.append(run) -%}
         {%- endfor -%}

@@ -10,6 +10,7 @@ def model(dbt, session):
         incremental_strategy="append",
         post_hook=[
             "reset spark.databricks.delta.properties.defaults.dataSkippingStatsColumns",
+            "reset spark.sql.files.maxRecordsPerFile",  # a full build's file size
             # the load's claim (spark_cdc.core.idempotent_loads)
             "reset spark.databricks.delta.write.txnAppId",
             "reset spark.databricks.delta.write.txnVersion",

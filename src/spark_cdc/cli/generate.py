@@ -114,6 +114,8 @@ def _run_stream(args: argparse.Namespace) -> int:
         raise GeneratorError("insert, re-insert and delete rates must add up to at most 1.0")
     if args.events < 0 or args.initial_rows < 0 or args.batches < 1:
         raise GeneratorError("events and initial rows must be >= 0, batches >= 1")
+    if args.max_gap_ms < 1:
+        raise GeneratorError("max_gap_ms must be >= 1")
     spec = spec_from(args, StreamSpec)
     manifest = write_stream(spec, args.output, show_progress=not args.no_progress)
     print(json.dumps(manifest))

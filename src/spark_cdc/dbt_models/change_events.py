@@ -44,6 +44,11 @@ INPUTS = ("events", "debezium")
 # Read by the merge of a model with merge_target_floor (macros/incremental/merge.sql).
 MERGE_TARGET_FLOOR = "spark_cdc.merge.target_floor"
 DEFAULT_HIGH_DTTM = "9999-12-31 23:59:59"
+# A full build writes its rows in time order, at most FILE_ROWS to a file (the model's post-hook
+# resets the setting), so that an increment's reads by time (the ledger's event_ts, the closed
+# versions' valid_to) skip the files of other times, whatever the history's age.
+FILE_ROWS_SETTING = "spark.sql.files.maxRecordsPerFile"
+FILE_ROWS = 25_000
 
 
 def settings(meta: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -62,6 +67,12 @@ def source_config(meta: Mapping[str, Any] | None) -> SourceConfig:
 
 def _prior(dbt: Any, session: SparkSession) -> DataFrame | None:
     return session.table(str(dbt.this)) if dbt.is_incremental else None
+
+
+def in_time_order(session: SparkSession, rows: DataFrame, *columns: str) -> DataFrame:
+    """A full build's ``rows`` sorted by ``columns``, written at most FILE_ROWS to a file."""
+    session.conf.set(FILE_ROWS_SETTING, str(FILE_ROWS))
+    return rows.orderBy(*columns)
 
 
 def ledger(dbt: Any, session: SparkSession, meta: Mapping[str, Any], feed: DataFrame) -> DataFrame:
@@ -86,7 +97,8 @@ def ledger(dbt: Any, session: SparkSession, meta: Mapping[str, Any], feed: DataF
             "source_message", RAW_RECORD
         )
     apply_property_defaults(session, LEDGER_TABLE_PROPERTIES)  # a new table's statistics
-    return ledger_increment(feed, prior, config, process_id(session))
+    rows = ledger_increment(feed, prior, config, process_id(session))
+    return rows if prior is not None else in_time_order(session, rows, "event_ts", BATCH)
 
 
 def history(
@@ -119,7 +131,10 @@ def history(
     if prior is not None:
         record_changed_from(session, "valid_to", horizon if horizon is not None else high_dttm)
     apply_property_defaults(session, HISTORY_TABLE_PROPERTIES)  # a new table's statistics
-    return versions
+    if prior is not None:
+        return versions
+    # Partitioned by is_current: the closed versions' files by valid_to.
+    return in_time_order(session, versions, "is_current", "valid_to", "valid_from")
 
 
 def current(
