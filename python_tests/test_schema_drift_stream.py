@@ -485,3 +485,44 @@ def test_a_kafka_topic_gives_the_tables_the_landing_folder_gives(
     offsets = sorted(row.source_file.removeprefix(f"kafka://{topic}/0/") for row in taken)
     assert offsets == [f"{offset:019d}" for offset in range(produced)]
     assert {row.batch_id for row in taken} == {f"{topic}-0-000000"}
+
+
+def test_a_kafka_batch_killed_after_bronze_then_restarted_loses_and_repeats_nothing(
+    spark, batches, broker, tmp_path, monkeypatch
+):
+    """Every landed line produced at once to two topics, each taken in 250 offsets a micro-batch:
+    on one the second micro-batch is killed after its bronze append committed, before the
+    registry and the checkpoint's commit. The restart replays those offsets from the checkpoint:
+    the tables equal those of the other topic's uninterrupted stream (where each record came
+    from aside), and every offset is in bronze exactly once."""
+    values = [
+        line
+        for folder in batches
+        for path in sorted(folder.glob("*.jsonl"))
+        for line in path.read_bytes().split(b"\n")
+        if line
+    ]
+    for topic in ("whole_events", "killed_events"):
+        _produce(spark, broker, topic, values)
+    _drop_all(spark)
+    whole = KafkaSource(broker, "whole_events", max_offsets_per_trigger=250)
+    assert _stream_kafka(spark, whole, tmp_path / "whole") is None
+    expected = _state(spark, RUN_COLUMNS | SOURCE_COLUMNS)
+
+    _drop_all(spark)
+    source = KafkaSource(broker, "killed_events", max_offsets_per_trigger=250)
+    checkpoint = tmp_path / "killed"
+    with monkeypatch.context() as patched:
+        _crash_once(patched, "registry_increment", batch_seen=2)
+        failed = _stream_kafka(spark, source, checkpoint)
+    assert failed is not None and "killed after" in str(failed)
+    taken_before = spark.table(TABLES.bronze).count()
+    assert 250 < taken_before < len(values)  # the killed batch's records are in bronze
+    assert (checkpoint / "offsets" / "1").exists()
+    assert not (checkpoint / "commits" / "1").exists()
+    assert _stream_kafka(spark, source, checkpoint) is None
+
+    assert _state(spark, RUN_COLUMNS | SOURCE_COLUMNS) == expected
+    taken = spark.table(TABLES.bronze).select("source_file").collect()
+    offsets = sorted(row.source_file.removeprefix("kafka://killed_events/0/") for row in taken)
+    assert offsets == [f"{offset:019d}" for offset in range(len(values))]
