@@ -12,7 +12,9 @@ days of history and 1,000,000 a hundred. Steps:
 2. land the next batch and run the models (the increment), then ``dbt test`` the same models;
 3. the floor, in the same run: what a Spark engineer writes without the project for the same
    batch: the latest event per key of the increment (one aggregate) and one Delta MERGE into a
-   copy of the current table (the same live keys).
+   copy of the current table (the same live keys);
+4. a ``--full-refresh`` of the models on the same batches: the ledger, history, current and
+   quarantine must hold the rows the incremental runs left (``equals_full_refresh``).
 
 Hash CDC (``--capability hash_cdc``): the demo dataset ``synthetic``, full extracts of
 ``--rows`` rows (100,000), each day changing 1% of them (a third deleted and replaced by new
@@ -60,6 +62,14 @@ HASH_CDC_MODELS = ("stg_hash_cdc__synthetic+",)
 FIRST_DAY = date(2026, 1, 1)
 LANDING = "landing.customers_change_events"
 CURRENT = "spark_cdc.change_events__customers_current"
+# The tables a --full-refresh must leave as the incremental runs left them (process ids aside;
+# the run summary has a row per run, so it differs by construction).
+REBUILT_TABLES = (
+    "spark_cdc.int_change_events__customers_ledger",
+    "spark_cdc.change_events__customers_history",
+    CURRENT,
+    "spark_cdc.change_events__customers_quarantine",
+)
 
 FLOOR = """
 import sys, time
@@ -217,6 +227,7 @@ def change_events_case(
     test, test_app = case.measured(dbt, "test", "--select", *CHANGE_EVENT_MODELS)
     tests = per_model(case.project, test_app)
     floor = _floor(case, batches)
+    equal = _equals_a_full_refresh(case)
     print(
         f"history {history:,}: increment read {run['records_read']:,} records "
         f"({run['bytes_read'] / 1e6:.0f} MB), floor {floor['records_read']:,}; "
@@ -234,7 +245,25 @@ def change_events_case(
         "test": test,
         "tests": tests,
         "floor": floor,
+        "equals_full_refresh": equal,
     }
+
+
+def _digests(case: Case) -> dict:
+    command = (str(BIN / "python"), "-m", "spark_cdc_dev.table_state", *REBUILT_TABLES)
+    output = case.run(*command, "--exclude", "process_id")
+    line = [text for text in output.splitlines() if text.startswith("DIGESTS=")][-1]
+    return json.loads(line.removeprefix("DIGESTS="))
+
+
+def _equals_a_full_refresh(case: Case) -> dict[str, bool]:
+    """Per table: whether a ``--full-refresh`` of the models on the same landed batches leaves
+    the rows the full build and the increment left (process ids aside)."""
+    incremental = _digests(case)
+    case.run(str(BIN / "dbt"), "run", "--select", *CHANGE_EVENT_MODELS, "--full-refresh")
+    rebuilt = _digests(case)
+    # Each digest is [Delta version, row count, hash of the rows]: the versions differ.
+    return {table: incremental[table][1:] == rebuilt[table][1:] for table in REBUILT_TABLES}
 
 
 def schema_drift_case(work: Path, history: int, increment: int, event_types: int) -> dict:
