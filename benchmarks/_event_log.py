@@ -132,3 +132,62 @@ def read_applications(log_dir: Path) -> dict[str, Application]:
 def new_applications(log_dir: Path, before: set[str]) -> list[Application]:
     """The applications logged since ``before`` (a set of app ids) was taken."""
     return [app for app_id, app in read_applications(log_dir).items() if app_id not in before]
+
+
+@dataclass
+class Statement:
+    """One SQL execution of an application (a query, a write, a MERGE) and what its jobs read."""
+
+    execution_id: int
+    description: str
+    operator: str
+    reads: Reads = field(default_factory=Reads)
+
+
+def _operator(plan: dict | None) -> str:
+    """The top operator of a SQL execution's plan that says what it does (past the wrappers)."""
+    wrappers = {"AdaptiveSparkPlan", "CommandResult", "WholeStageCodegen", "ResultQueryStage"}
+    while plan and plan.get("nodeName", "").split(" (")[0] in wrappers and plan.get("children"):
+        plan = plan["children"][0]
+    return (plan or {}).get("nodeName", "")
+
+
+def reads_per_statement(parts: list[Path]) -> list[Statement]:
+    """Each top-level SQL execution of one application's event files, in start order, with the
+    reads of every job run for it (nested executions count for their root)."""
+    statements: dict[int, Statement] = {}
+    stage_owner: dict[int, int] = {}
+    for part in parts:
+        for line in _lines(part):
+            event = json.loads(line)
+            kind = event.get("Event", "")
+            if kind.endswith("SQLExecutionStart"):
+                execution = int(event["executionId"])
+                root = int(event.get("rootExecutionId", execution))
+                if root == execution:
+                    statements[execution] = Statement(
+                        execution,
+                        str(event.get("description", "")).replace("\n", " ")[:120],
+                        _operator(event.get("sparkPlanInfo")),
+                    )
+            elif kind == "SparkListenerJobStart":
+                properties = event.get("Properties") or {}
+                owner = properties.get("spark.sql.execution.root.id") or properties.get(
+                    "spark.sql.execution.id"
+                )
+                if owner is None:
+                    continue
+                if int(owner) in statements:
+                    statements[int(owner)].reads.jobs += 1
+                for stage in event.get("Stage IDs", []):
+                    stage_owner[int(stage)] = int(owner)
+            elif kind == "SparkListenerTaskEnd":
+                owner = stage_owner.get(int(event.get("Stage ID", -1)))
+                if owner in statements:
+                    statements[owner].reads.add(_task_reads(event))
+    return [statements[key] for key in sorted(statements)]
+
+
+def application_parts(log_dir: Path) -> dict[str, list[Path]]:
+    """Each application's event files in ``log_dir``, by app id, in the order they started."""
+    return dict(sorted(_log_files(log_dir).items(), key=lambda item: item[0]))
