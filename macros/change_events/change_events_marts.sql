@@ -46,9 +46,8 @@ where
     resolves it (version_id = its fingerprint, ":out" for a move's delete), and a re-resolved
     version becomes ambiguous when a new event ties with it, never the reverse; so an earlier
     run is recounted only when a version of its events that the new runs rewrote is ambiguous
-    (a late event that ties with none leaves every earlier row as it is); and the history is
-    asked only when a new event shares its position with an earlier one (the ledger, read by
-    time, answers that). Each bound is a
+    (a late event that ties with none leaves every earlier row as it is; ambiguous versions are
+    rare, and Parquet's row-group statistics skip the row groups that hold none). Each bound is a
     literal, so that Delta skips the ledger and history files outside it. none: summarize every
     run (a full build, or the first run's ambiguity changed: its row also counts the initial
     rows). -#}
@@ -57,16 +56,13 @@ where
     {%- if through is none -%}{{ return(none) }}{%- endif -%}
     {%- set found = run_query(
         "select concat_ws(',', sort_array(collect_set(process_id))), "
-        ~ "cast(min(case when status = 'applied' then event_ts end) as string), "
-        ~ "cast(max(case when status = 'applied' then event_ts end) as string) "
+        ~ "cast(min(case when status = 'applied' then event_ts end) as string) "
         ~ "from " ~ ledger ~ " where _batch_id > " ~ (through | int)) -%}
     {%- set new_runs = spark_cdc.split_list(found.columns[0].values()[0]) -%}
     {%- set lowest = found.columns[1].values()[0] -%}
-    {%- set highest = found.columns[2].values()[0] -%}
     {%- if not new_runs -%}{{ return({'runs': [], 'since': none}) }}{%- endif -%}
     {%- set runs = [] + new_runs -%}
-    {%- if lowest is not none
-        and spark_cdc.change_events_share_a_position(ledger, through, lowest, highest) -%}
+    {%- if lowest is not none -%}
         {%- set affected = run_query(
             "select concat_ws(',', sort_array(collect_set(process_id))) from " ~ ledger
             ~ " where status = 'applied' and event_ts >= '" ~ lowest ~ "'"
@@ -85,24 +81,6 @@ where
         ~ " where status = 'applied' and process_id in (" ~ spark_cdc.sql_strings(runs) ~ ")"
     ).columns[0].values()[0] -%}
     {{ return({'runs': runs, 'since': since}) }}
-{% endmacro %}
-
-
-{#- Whether an applied event of the ledger batches above `through` has the position (event_ts,
-    event_seq, a missing event_seq counting as 0, as the resolver orders them) of an applied
-    event of the batches up to it: the only way a new event makes an earlier version ambiguous.
-    Read between the new events' earliest and latest event_ts (`lowest`, `highest`), so Delta
-    skips the ledger files of other times. -#}
-{% macro change_events_share_a_position(ledger, through, lowest, highest) %}
-    {%- set found = run_query(
-        "select count(*) from " ~ ledger ~ " as earlier left semi join ("
-        ~ "select distinct event_ts, coalesce(event_seq, 0) as position_seq from " ~ ledger
-        ~ " where status = 'applied' and _batch_id > " ~ (through | int) ~ ") as new"
-        ~ " on earlier.event_ts = new.event_ts"
-        ~ " and coalesce(earlier.event_seq, 0) = new.position_seq"
-        ~ " where earlier.status = 'applied' and earlier._batch_id <= " ~ (through | int)
-        ~ " and earlier.event_ts between '" ~ lowest ~ "' and '" ~ highest ~ "'") -%}
-    {{ return(found.columns[0].values()[0] > 0) }}
 {% endmacro %}
 
 
