@@ -99,11 +99,23 @@ def jvm_peak_rss_mib(spark: Any) -> float:
     return process_peak_rss_mib(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
 
 
+def _commit() -> str | None:
+    """The project's checked-out commit (short), None outside a git checkout."""
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=RESULTS_DIR.parent,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
 def save_results(name: str, payload: dict[str, Any]) -> Path:
     """Write the figures of one benchmark run as JSON under benchmarks/results/."""
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     path = RESULTS_DIR / f"{name}.json"
-    path.write_text(json.dumps({"machine": machine_facts(), **payload}, indent=2))
+    facts = {"machine": machine_facts(), "commit": _commit()}
+    path.write_text(json.dumps({**facts, **payload}, indent=2))
     print(f"results written to {path}", file=sys.stderr)
     return path
 
