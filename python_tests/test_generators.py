@@ -213,3 +213,9 @@ def test_max_gap_ms_sets_how_much_event_time_the_stream_spans():
 
     assert timedelta(hours=23) <= span(17_279) <= timedelta(hours=25)
     assert timedelta(minutes=80) <= span(1_000) <= timedelta(minutes=87)
+
+
+def test_change_event_cli_refuses_a_gap_below_one_millisecond(tmp_path, capsys):
+    assert cli(["generate-change-events", str(tmp_path / "out"), "--max-gap-ms", "0"]) == 2
+    assert "max_gap_ms must be >= 1" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
