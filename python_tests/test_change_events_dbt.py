@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from support import SqlStatements, table_digests
 
+from spark_cdc.change_events.history_feed import FEED_PROPERTY, feed_enabled
 from spark_cdc.change_events.landing import land_batch_files, land_initial_rows
 from spark_cdc.generators.change_events import SCHEMA, StreamSpec, write_stream
 from spark_cdc_dev.main_job import CHANGE_EVENT_TABLES
@@ -69,6 +70,11 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     for delivery in (files[:2], files[2:4]):
         land_batch_files(spark, FEED, delivery)
         dbt("run", *SELECT, callbacks=[statements])
+        if delivery == files[:2]:
+            # A history built before it kept a Change Data Feed: the next run turns the feed on
+            # and reads the history itself (current, run summary); the runs after it, the feed.
+            assert feed_enabled(spark, HISTORY)
+            spark.sql(f"alter table {HISTORY} set tblproperties ('{FEED_PROPERTY}' = 'false')")
     # The incremental runs add each Python model's result from a temporary view of its session
     # (the sparkcdc adapter's materialization), never through a `__dbt_tmp` table.
     text = "\n".join(statements)
@@ -82,6 +88,7 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     dbt("run", "--select", "stg_change_events__customers+", "--exclude", HISTORY_MODELS)
     dbt("run", *SELECT)
     assert _current(spark) == _expected(folder)
+    assert feed_enabled(spark, HISTORY)
 
     summary = spark.table("spark_cdc.change_events__customers_run_summary").collect()
     assert len(summary) == 3 and sum(r.batches for r in summary) == len(files)

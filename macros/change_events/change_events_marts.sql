@@ -48,9 +48,11 @@ where
     run is recounted only when a version of its events that the new runs rewrote is ambiguous
     (a late event that ties with none leaves every earlier row as it is; ambiguous versions are
     rare, and Parquet's row-group statistics skip the row groups that hold none). Each bound is a
-    literal, so that Delta skips the ledger and history files outside it. none: summarize every
-    run (a full build, or the first run's ambiguity changed: its row also counts the initial
-    rows). -#}
+    literal, so that Delta skips the ledger and history files outside it. The versions the new
+    runs wrote are read from the history's Change Data Feed when it answers ('written':
+    change_events_history_feed; the open versions' files mix every run's rows, so no file
+    statistic skips them in the history itself). none: summarize every run (a full build, or the
+    first run's ambiguity changed: its row also counts the initial rows). -#}
 {% macro change_events_summary_scope(ledger, history) %}
     {%- set through = spark_cdc.highest_value(this, 'last_batch_id') -%}
     {%- if through is none -%}{{ return(none) }}{%- endif -%}
@@ -60,13 +62,18 @@ where
         ~ "from " ~ ledger ~ " where _batch_id > " ~ (through | int)) -%}
     {%- set new_runs = spark_cdc.split_list(found.columns[0].values()[0]) -%}
     {%- set lowest = found.columns[1].values()[0] -%}
-    {%- if not new_runs -%}{{ return({'runs': [], 'since': none}) }}{%- endif -%}
+    {%- if not new_runs -%}{{ return({'runs': [], 'since': none, 'written': none}) }}{%- endif -%}
     {%- set runs = [] + new_runs -%}
+    {#- The versions the new runs wrote, from the history's feed when it answers. -#}
+    {%- set settings = (config.get('meta') or {}).get('change_events') or {} -%}
+    {%- set written = spark_cdc.change_events_history_feed(
+        history, through, settings.get('key_columns')) -%}
     {%- if lowest is not none -%}
         {%- set affected = run_query(
             "select concat_ws(',', sort_array(collect_set(process_id))) from " ~ ledger
             ~ " where status = 'applied' and event_ts >= '" ~ lowest ~ "'"
-            ~ " and event_fingerprint in (select event_fingerprint from " ~ history
+            ~ " and event_fingerprint in (select event_fingerprint from "
+            ~ (history if written is none else written ~ ' as written')
             ~ " where process_id in (" ~ spark_cdc.sql_strings(new_runs) ~ ")"
             ~ " and is_ambiguous and valid_from >= '" ~ lowest ~ "')").columns[0].values()[0] -%}
         {%- for run in spark_cdc.split_list(affected) if run not in runs -%}
@@ -80,7 +87,8 @@ where
         "select cast(min(event_ts) as string) from " ~ ledger
         ~ " where status = 'applied' and process_id in (" ~ spark_cdc.sql_strings(runs) ~ ")"
     ).columns[0].values()[0] -%}
-    {{ return({'runs': runs, 'since': since}) }}
+    {#- An earlier run's versions may predate the feed's range: then the history is read. -#}
+    {{ return({'runs': runs, 'since': since, 'written': written if runs == new_runs else none}) }}
 {% endmacro %}
 
 
@@ -164,7 +172,7 @@ versions as (
         applied_events.process_id,
         count(*) as versions_written,
         count_if(history.is_ambiguous) as ambiguous_versions
-    from {{ history }} as history
+    from {{ history if scope.written is none else scope.written }} as history
     inner join applied_events
         on history.event_fingerprint = applied_events.event_fingerprint
     {%- if scope.since is none %}

@@ -16,6 +16,7 @@ def model(dbt, session):
             "reset spark_cdc.merge.target_floor",
             "reset spark.databricks.delta.commitInfo.userMetadata",
             "reset spark.databricks.delta.properties.defaults.dataSkippingStatsColumns",
+            "reset spark.databricks.delta.properties.defaults.enableChangeDataFeed",
             "reset spark.sql.files.maxRecordsPerFile",  # a full build's file size
         ],
     )

@@ -61,7 +61,10 @@ INITIAL_VERSION = "initial"
 # on them would skip one), and collecting them cost about a fifth of each table's write (1M
 # events, measured).
 LEDGER_TABLE_PROPERTIES = {"delta.dataSkippingStatsColumns": f"{BATCH},event_ts,status,process_id"}
-HISTORY_TABLE_PROPERTIES = {"delta.dataSkippingStatsColumns": "valid_from,valid_to,process_id"}
+HISTORY_TABLE_PROPERTIES = {
+    "delta.dataSkippingStatsColumns": "valid_from,valid_to,process_id",
+    "delta.enableChangeDataFeed": "true",  # what each run wrote (history_feed)
+}
 _DURATION = re.compile(r"^\s*(\d+)\s*(second|minute|hour|day)s?\s*$")
 
 

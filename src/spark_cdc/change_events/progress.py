@@ -33,11 +33,12 @@ def resolved_through(spark: SparkSession, table: str) -> int | None:
         return None
     columns = ("version", "timestamp", "operation", "operationParameters", "userMetadata")
     history = spark.sql(f"describe history {table}").select(*columns).collect()
-    live = live_marks(history, _mark)
+    live = live_marks(history, mark_of)
     return live[-1][1] if live else None
 
 
-def _mark(user_metadata: str | None) -> int | None:
+def mark_of(user_metadata: str | None) -> int | None:
+    """The mark a commit's ``userMetadata`` carries (None: none, or not this project's)."""
     try:
         mark = json.loads(user_metadata or "{}").get(PROGRESS_KEY)
     except (json.JSONDecodeError, AttributeError):

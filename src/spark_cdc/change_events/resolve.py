@@ -327,12 +327,15 @@ def current_rows(versions: DataFrame, schema: TargetSchema) -> DataFrame:
 
 
 def current_changes(
-    versions: DataFrame, schema: TargetSchema, process_ids: str | list[str]
+    versions: DataFrame, schema: TargetSchema, process_ids: str | list[str] | None = None
 ) -> DataFrame:
-    """Current versions last written by the runs ``process_ids``, flagged ``_is_deleted`` for a
-    MERGE that deletes (macros/incremental/merge.sql, merge_delete_column)."""
-    ids = [process_ids] if isinstance(process_ids, str) else list(process_ids)
-    changed = versions.where(F.col("is_current") & F.col("process_id").isin(ids))
+    """Current versions of ``versions`` (only those last written by the runs ``process_ids``,
+    when given), flagged ``_is_deleted`` for a MERGE that deletes (macros/incremental/merge.sql,
+    merge_delete_column)."""
+    changed = versions.where(F.col("is_current"))
+    if process_ids is not None:
+        ids = [process_ids] if isinstance(process_ids, str) else list(process_ids)
+        changed = changed.where(F.col("process_id").isin(ids))
     return _as_current(changed, schema, F.col("is_deleted").alias("_is_deleted"))
 
 

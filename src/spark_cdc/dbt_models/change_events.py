@@ -16,6 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from spark_cdc.change_events.debezium import normalize_debezium
 from spark_cdc.change_events.evolution import add_missing_columns, columns_in
+from spark_cdc.change_events.history_feed import enable_feed, versions_since
 from spark_cdc.change_events.normalize import RAW_RECORD
 from spark_cdc.change_events.pipeline import (
     BATCH,
@@ -38,6 +39,7 @@ from spark_cdc.core.changed_rows import record_changed_from
 from spark_cdc.core.dbt_context import process_id
 from spark_cdc.core.delta_properties import apply_property_defaults
 from spark_cdc.core.idempotent_loads import claim_next_write, load_identity, next_load
+from spark_cdc.core.table_names import table_name
 from spark_cdc.dbt_models.settings import SettingsError, block
 
 INPUTS = ("events", "debezium")
@@ -127,6 +129,10 @@ def history(
     # The write's commit records the ledger batches the history now reflects, and for the
     # model's tests the versions it changed: those ending at or after the horizon (with no new
     # applied event, the open versions only).
+    if prior is not None:
+        # The current table and the run summary read the versions a run wrote from the feed
+        # (history_feed); a history built before it had one gets it now, once.
+        enable_feed(session, str(dbt.this))
     record_progress(session, latest_batch(ledger))
     if prior is not None:
         record_changed_from(session, "valid_to", horizon if horizon is not None else high_dttm)
@@ -156,5 +162,12 @@ def current(
     # the merge's _is_deleted flag to the table.
     add_missing_columns(session, str(dbt.this), config.schema)
     record_progress(session, latest_batch(ledger))
+    # The versions written since the mark, from the history's Change Data Feed (the open
+    # versions' files mix every run's rows); without a usable feed, the history's current rows
+    # that the runs since the mark wrote.
+    name = table_name(history)
+    changed = None if name is None else versions_since(session, name, config.schema.keys, through)
+    if changed is not None:
+        return current_changes(changed, config.schema)
     runs = pending_process_ids(ledger, through, process_id(session))
     return current_changes(history, config.schema, runs)
