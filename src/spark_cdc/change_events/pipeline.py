@@ -376,10 +376,12 @@ def history_increment(
     high_dttm: str,
     process_id: str,
     resolved_through: int | None = None,
+    horizon: datetime | None = None,
 ) -> DataFrame:
     """History versions to merge (on the key columns and version_id) for the ledger batches above
     ``resolved_through`` (the history's mark, see progress; without one, the batches this run
-    ``process_id`` ledgered); all versions when ``prior`` is None (a full build).
+    ``process_id`` ledgered); all versions when ``prior`` is None (a full build). ``horizon``:
+    the increment's, when the caller has it already (increment_horizon), else read here.
 
     An increment re-resolves only what its new applied events can change. Its *horizon* H is the
     earliest event_ts among them: a version depends only on the actions at or before its own
@@ -393,9 +395,9 @@ def history_increment(
     keys only."""
     declared = config.schema
     new_rows = _new_rows(ledger, process_id, resolved_through)
-    horizon = None
     if prior is not None:
-        horizon = increment_horizon(ledger, process_id, resolved_through)
+        if horizon is None:
+            horizon = increment_horizon(ledger, process_id, resolved_through)
         if horizon is None:
             return prior.limit(0)
     if prior is not None and resolved_through is not None:

@@ -116,9 +116,6 @@ def history(
     high_dttm = str(settings(meta).get("high_dttm") or DEFAULT_HIGH_DTTM)
     prior = _prior(dbt, session)
     through = resolved_through(session, str(dbt.this)) if prior is not None else None
-    versions = history_increment(
-        ledger, prior, initial, config, high_dttm, process_id(session), through
-    )
     horizon = None
     if prior is not None:
         # Every version the MERGE changes was live at or after the increment's horizon: the
@@ -126,6 +123,9 @@ def history(
         horizon = increment_horizon(ledger, process_id(session), through)
         if horizon is not None:
             session.conf.set(MERGE_TARGET_FLOOR, str(horizon))
+    versions = history_increment(
+        ledger, prior, initial, config, high_dttm, process_id(session), through, horizon
+    )
     # The write's commit records the ledger batches the history now reflects, and for the
     # model's tests the versions it changed: those ending at or after the horizon (with no new
     # applied event, the open versions only).
