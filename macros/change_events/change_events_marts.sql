@@ -69,13 +69,18 @@ where
     {%- set written = spark_cdc.change_events_history_feed(
         history, through, settings.get('key_columns')) -%}
     {%- if lowest is not none -%}
-        {%- set affected = run_query(
-            "select concat_ws(',', sort_array(collect_set(process_id))) from " ~ ledger
-            ~ " where status = 'applied' and event_ts >= '" ~ lowest ~ "'"
-            ~ " and event_fingerprint in (select event_fingerprint from "
+        {#- The new runs' ambiguous versions first: none (the common case) spares the ledger. -#}
+        {%- set ambiguous = run_query(
+            "select concat_ws(',', collect_set(event_fingerprint)) from "
             ~ (history if written is none else written ~ ' as written')
             ~ " where process_id in (" ~ spark_cdc.sql_strings(new_runs) ~ ")"
-            ~ " and is_ambiguous and valid_from >= '" ~ lowest ~ "')").columns[0].values()[0] -%}
+            ~ " and is_ambiguous and valid_from >= '" ~ lowest ~ "'").columns[0].values()[0] -%}
+        {%- set fingerprints = spark_cdc.split_list(ambiguous) -%}
+        {%- set affected = none if not fingerprints else run_query(
+            "select concat_ws(',', sort_array(collect_set(process_id))) from " ~ ledger
+            ~ " where status = 'applied' and event_ts >= '" ~ lowest ~ "'"
+            ~ " and event_fingerprint in (" ~ spark_cdc.sql_strings(fingerprints) ~ ")"
+        ).columns[0].values()[0] -%}
         {%- for run in spark_cdc.split_list(affected) if run not in runs -%}
             {%- do runs.append(run) -%}
         {%- endfor -%}
@@ -83,12 +88,16 @@ where
     {%- set first_run = run_query(
         "select min_by(process_id, first_batch_id) from " ~ this).columns[0].values()[0] -%}
     {%- if first_run in runs -%}{{ return(none) }}{%- endif -%}
+    {#- The feed holds every version of the new runs' events (all written after the point);
+        an earlier run's may predate it: then the history is read from the runs' first event. -#}
+    {%- if written is not none and runs == new_runs -%}
+        {{ return({'runs': runs, 'since': none, 'written': written}) }}
+    {%- endif -%}
     {%- set since = run_query(
         "select cast(min(event_ts) as string) from " ~ ledger
         ~ " where status = 'applied' and process_id in (" ~ spark_cdc.sql_strings(runs) ~ ")"
     ).columns[0].values()[0] -%}
-    {#- An earlier run's versions may predate the feed's range: then the history is read. -#}
-    {{ return({'runs': runs, 'since': since, 'written': written if runs == new_runs else none}) }}
+    {{ return({'runs': runs, 'since': since, 'written': none}) }}
 {% endmacro %}
 
 
@@ -175,7 +184,8 @@ versions as (
     from {{ history if scope.written is none else scope.written }} as history
     inner join applied_events
         on history.event_fingerprint = applied_events.event_fingerprint
-    {%- if scope.since is none %}
+    {%- if scope.written is not none %}
+    {%- elif scope.since is none %}
     where false
     {%- else %}
     where history.valid_from >= '{{ scope.since }}'
