@@ -6,12 +6,19 @@ from __future__ import annotations
 import json
 import re
 from collections import namedtuple
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
 import pytest
 from macro_render import Macros
 
-from spark_cdc.change_events.history_feed import feed_range, versions_since
+from spark_cdc.change_events.history_feed import (
+    RETENTION_PROPERTY,
+    feed_range,
+    oldest_readable,
+    retention,
+    versions_since,
+)
 from spark_cdc.change_events.progress import PROGRESS_KEY, USER_METADATA
 from spark_cdc.core.table_names import table_name
 
@@ -20,9 +27,12 @@ SCHEMA = "history_feed"
 FEED_MACRO = "change_events/change_events_history_feed.sql"
 
 
-def _commit(version: int, operation: str, mark: int | None = None) -> Commit:
+NOW = datetime.now(UTC).replace(tzinfo=None)
+
+
+def _commit(version: int, operation: str, mark: int | None = None, days_ago: int = 1) -> Commit:
     metadata = None if mark is None else json.dumps({PROGRESS_KEY: mark})
-    return Commit(version, None, operation, {}, metadata)
+    return Commit(version, NOW - timedelta(days=days_ago), operation, {}, metadata)
 
 
 def test_the_range_starts_at_the_first_write_above_the_mark_and_ends_at_the_latest_commit():
@@ -77,7 +87,7 @@ def test_a_restore_in_the_range_leaves_the_answer_to_the_table():
     commits = [
         _commit(0, "CREATE TABLE AS SELECT", 3),
         _commit(1, "MERGE", 4),
-        Commit(2, None, "RESTORE", {"version": "0"}, None),
+        Commit(2, NOW, "RESTORE", {"version": "0"}, None),
         _commit(3, "MERGE", 5),
     ]
     assert feed_range(commits, 3) is None
@@ -163,6 +173,7 @@ def _macro_range(commits: list[Commit], through: int | None, feed: str = "true")
         "fromjson": lambda text, default=None: json.loads(text),
         "execute": True,
         "adapter": adapter,
+        "run_started_at": datetime.now(UTC),
     }
     query = Macros(FEED_MACRO, extra=extra).change_events_history_feed("h", through, ["id"])
     if query is None:
@@ -191,8 +202,14 @@ CASES = {
         _commit(0, "CREATE TABLE AS SELECT", 3),
         _commit(1, "MERGE", 4),
         _commit(2, "MERGE", 5),
-        Commit(3, None, "RESTORE", {"version": "1"}, None),
+        Commit(3, NOW, "RESTORE", {"version": "1"}, None),
         _commit(4, "MERGE", 5),
+    ],
+    "a commit as old as the file retention": [
+        _commit(0, "CREATE TABLE AS SELECT", 3, days_ago=9),
+        _commit(1, "MERGE", 4, days_ago=8),
+        _commit(2, "MERGE", 5, days_ago=7),
+        _commit(3, "MERGE", 6, days_ago=2),
     ],
     "a full refresh": [
         _commit(0, "CREATE TABLE AS SELECT", 3),
@@ -205,7 +222,20 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("through", [None, 2, 3, 4, 5, 6, 7])
 def test_the_run_summary_macro_reads_the_range_the_current_model_reads(case, through):
-    assert _macro_range(CASES[case], through) == feed_range(CASES[case], through)
+    oldest = oldest_readable({}, datetime.now(UTC).replace(tzinfo=None))
+    assert _macro_range(CASES[case], through) == feed_range(CASES[case], through, oldest)
+
+
+def test_a_range_whose_feed_files_vacuum_may_have_removed_is_read_from_the_history():
+    commits = CASES["a commit as old as the file retention"]
+    # Delta keeps removed files 7 days unless told otherwise; an hour's margin before that.
+    oldest = oldest_readable({}, NOW)
+    assert feed_range(commits, 3, oldest) is None  # version 2: 7 days old
+    assert feed_range(commits, 5, oldest) == (3, 3)
+    longer = oldest_readable({RETENTION_PROPERTY: "interval 2 weeks"}, NOW)
+    assert feed_range(commits, 3, longer) == (1, 3)
+    assert retention("interval 168 hours") == timedelta(days=7)
+    assert retention("7 days") == timedelta(0)  # not Delta's form: every range too old
 
 
 def test_the_macro_reads_the_history_itself_when_it_keeps_no_feed():

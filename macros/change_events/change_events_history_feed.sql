@@ -7,15 +7,29 @@
     commits after the point; each version's latest image there is its state now. Returns a
     parenthesized query of the history's columns, or none when the feed cannot answer: the
     history keeps no feed, has no point, or a commit since the point is not a MERGE, WRITE or
-    OPTIMIZE (a RESTORE, a full refresh, a schema or property change). -#}
+    OPTIMIZE (a RESTORE, a full refresh, a schema or property change) or is about as old as the
+    table's file retention. -#}
 {% macro change_events_history_feed(history, through, key_columns) %}
     {%- if not execute or through is none or not key_columns -%}{{ return(none) }}{%- endif -%}
     {%- set properties = run_query('show tblproperties ' ~ history) -%}
-    {%- set feed = namespace(on=false) -%}
-    {%- for row in properties.rows if row[0] == 'delta.enableChangeDataFeed' -%}
-        {%- set feed.on = (row[1] | string | lower) == 'true' -%}
+    {%- set feed = namespace(on=false, retention='interval 7 days') -%}
+    {%- for row in properties.rows -%}
+        {%- if row[0] == 'delta.enableChangeDataFeed' -%}
+            {%- set feed.on = (row[1] | string | lower) == 'true' -%}
+        {%- elif row[0] == 'delta.deletedFileRetentionDuration' -%}
+            {%- set feed.retention = row[1] | string | lower -%}
+        {%- endif -%}
     {%- endfor -%}
     {%- if not feed.on -%}{{ return(none) }}{%- endif -%}
+    {#- VACUUM may remove a feed file once it is older than the file retention: a commit within
+        an hour of it is read from the history instead. -#}
+    {%- set interval = modules.re.match(
+        '^\\s*interval\\s+(\\d+)\\s+(second|minute|hour|day|week)s?\\s*$', feed.retention) -%}
+    {%- if interval is none -%}{{ return(none) }}{%- endif -%}
+    {%- set unit = {'second': 1, 'minute': 60, 'hour': 3600, 'day': 86400, 'week': 604800} -%}
+    {%- set kept = (interval.group(1) | int) * unit[interval.group(2)] - 3600 -%}
+    {%- set now = run_started_at.replace(tzinfo=none) -%}  {#- dbt's run start, in UTC -#}
+    {%- set oldest = (now - modules.datetime.timedelta(seconds=kept)).strftime('%Y-%m-%d %H:%M:%S') -%}
     {%- set data_operations = [
         'WRITE', 'MERGE', 'CREATE TABLE AS SELECT', 'REPLACE TABLE AS SELECT',
         'CREATE OR REPLACE TABLE AS SELECT'
@@ -32,6 +46,9 @@
             {%- else -%}
                 {%- if found.last is none -%}{%- set found.last = commit['version'] | int -%}{%- endif -%}
                 {%- if commit['operation'] not in ('MERGE', 'WRITE', 'OPTIMIZE') -%}
+                    {%- set found.plain = false -%}
+                {%- endif -%}
+                {%- if (commit['timestamp'] | string | replace('T', ' '))[:19] < oldest -%}
                     {%- set found.plain = false -%}
                 {%- endif -%}
                 {%- if writes and mark is not none -%}{%- set found.newer = true -%}{%- endif -%}
