@@ -96,12 +96,27 @@ def event_lines(lines: DataFrame) -> DataFrame:
     )
 
 
-def next_batch_id(spark: SparkSession, table: str) -> int:
-    """The id the next landed batch gets (0 for a new table)."""
+def next_batch_id(spark: SparkSession, table: str, version: int | None = None) -> int:
+    """The id the next landed batch gets (0 for a new table), as of the table's ``version``
+    (the latest when None)."""
     if not spark.catalog.tableExists(table):
         return 0
-    latest = spark.table(table).agg(F.max(BATCH)).first()[0]
+    latest = _as_of(spark, table, version).agg(F.max(BATCH)).first()[0]
     return 0 if latest is None else latest + 1
+
+
+def _as_of(spark: SparkSession, table: str, version: int | None) -> DataFrame:
+    """``table`` as of Delta ``version`` (the latest when None)."""
+    if version is None:
+        return spark.table(table)
+    return spark.read.format("delta").option("versionAsOf", version).table(table)
+
+
+def _latest_version(spark: SparkSession, table: str) -> int | None:
+    """The table's latest Delta version (None when it does not exist)."""
+    if not spark.catalog.tableExists(table):
+        return None
+    return int(spark.sql(f"describe history {table} limit 1").first()["version"])
 
 
 def ensure_schema(spark: SparkSession, table: str) -> None:
@@ -155,12 +170,15 @@ def _is_uri(location: str) -> bool:
     return "://" in location or location.startswith("file:")
 
 
-def _landed_before(spark: SparkSession, table: str, names: Sequence[str]) -> dict[str, int]:
-    """The files of ``names`` that the table holds already, with their batch ids."""
+def _landed_before(
+    spark: SparkSession, table: str, names: Sequence[str], version: int | None = None
+) -> dict[str, int]:
+    """The files of ``names`` that the table holds already (as of ``version``), with their
+    batch ids."""
     if not names or not spark.catalog.tableExists(table):
         return {}
     rows = (
-        spark.table(table)
+        _as_of(spark, table, version)
         .where(F.col(SOURCE_FILE).isin(*names))
         .groupBy(SOURCE_FILE)
         .agg(F.min(BATCH).alias(BATCH))
@@ -184,11 +202,15 @@ def _land(
     twice: the second fails, having landed nothing."""
     ensure_schema(spark, table)
     names = [landed_name(path) for path in files]
-    skipped = _landed_before(spark, table, names)
+    # The files landed and the next batch id are read from one version of the table: read from
+    # two, a landing that commits between them would have its files taken again under later
+    # batch ids (a load number it never used, so Delta would not refuse it).
+    version = _latest_version(spark, table)
+    skipped = _landed_before(spark, table, names, version)
     new = [path for path, name in zip(files, names, strict=True) if name not in skipped]
     if not new:
         return Landing([], skipped)
-    first = next_batch_id(spark, table)
+    first = next_batch_id(spark, table, version)
     landed = None
     for offset, path in enumerate(new):
         batch = read(path).withColumn(BATCH, F.lit(first + offset).cast("long"))
