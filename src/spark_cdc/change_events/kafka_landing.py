@@ -23,21 +23,28 @@ from spark_cdc.change_events.landing import (
     append_batches,
     ensure_schema,
     event_lines,
+    latest_version,
     next_batch_id,
+    table_as_of,
 )
 from spark_cdc.change_events.pipeline import BATCH
 from spark_cdc.core.kafka_records import KafkaSource, kafka_records, record_identity
 
 
-def _not_landed(spark: SparkSession, table: str, records: DataFrame) -> DataFrame:
-    """The records of ``records`` whose identity the table does not hold yet."""
+def _not_landed(
+    spark: SparkSession, table: str, records: DataFrame, version: int | None
+) -> DataFrame:
+    """The records of ``records`` whose identity the table does not hold yet (as of
+    ``version``)."""
     if not spark.catalog.tableExists(table):
         return records
     lowest, highest = records.agg(F.min(SOURCE_FILE), F.max(SOURCE_FILE)).first()
     if lowest is None:
         return records
     landed = (
-        spark.table(table).where(F.col(SOURCE_FILE).between(lowest, highest)).select(SOURCE_FILE)
+        table_as_of(spark, table, version)
+        .where(F.col(SOURCE_FILE).between(lowest, highest))
+        .select(SOURCE_FILE)
     )
     return records.join(landed, SOURCE_FILE, "left_anti")
 
@@ -49,11 +56,13 @@ def land_micro_batch(
     batch; its batch id (None when every record was landed before)."""
     records = records.where(F.trim(F.col("value")) != "").persist()
     try:
-        new = _not_landed(spark, table, records)
+        # One version of the table for both reads (landing._land says why).
+        version = latest_version(spark, table)
+        new = _not_landed(spark, table, records, version)
         if new.isEmpty():
             return None
         rows = new if debezium else event_lines(new)
-        first = next_batch_id(spark, table)
+        first = next_batch_id(spark, table, version)
         append_batches(spark, table, rows.withColumn(BATCH, F.lit(first).cast("long")), first)
         return first
     finally:

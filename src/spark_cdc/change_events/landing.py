@@ -101,18 +101,18 @@ def next_batch_id(spark: SparkSession, table: str, version: int | None = None) -
     (the latest when None)."""
     if not spark.catalog.tableExists(table):
         return 0
-    latest = _as_of(spark, table, version).agg(F.max(BATCH)).first()[0]
+    latest = table_as_of(spark, table, version).agg(F.max(BATCH)).first()[0]
     return 0 if latest is None else latest + 1
 
 
-def _as_of(spark: SparkSession, table: str, version: int | None) -> DataFrame:
+def table_as_of(spark: SparkSession, table: str, version: int | None) -> DataFrame:
     """``table`` as of Delta ``version`` (the latest when None)."""
     if version is None:
         return spark.table(table)
     return spark.read.format("delta").option("versionAsOf", version).table(table)
 
 
-def _latest_version(spark: SparkSession, table: str) -> int | None:
+def latest_version(spark: SparkSession, table: str) -> int | None:
     """The table's latest Delta version (None when it does not exist)."""
     if not spark.catalog.tableExists(table):
         return None
@@ -178,7 +178,7 @@ def _landed_before(
     if not names or not spark.catalog.tableExists(table):
         return {}
     rows = (
-        _as_of(spark, table, version)
+        table_as_of(spark, table, version)
         .where(F.col(SOURCE_FILE).isin(*names))
         .groupBy(SOURCE_FILE)
         .agg(F.min(BATCH).alias(BATCH))
@@ -205,7 +205,7 @@ def _land(
     # The files landed and the next batch id are read from one version of the table: read from
     # two, a landing that commits between them would have its files taken again under later
     # batch ids (a load number it never used, so Delta would not refuse it).
-    version = _latest_version(spark, table)
+    version = latest_version(spark, table)
     skipped = _landed_before(spark, table, names, version)
     new = [path for path, name in zip(files, names, strict=True) if name not in skipped]
     if not new:
