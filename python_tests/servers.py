@@ -185,7 +185,9 @@ def kafka_broker(folder: Path) -> Iterator[str]:
     properties = folder / "server.properties"
     properties.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
     java = ["java", "-Xmx512m", "-cp", f"{jars}/*"]
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    cluster_id = "-"
+    while cluster_id.startswith("-"):  # as Kafka's own ids: a leading "-" reads as an option
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
     subprocess.run(
         [
             *java,

@@ -12,16 +12,19 @@ from pyspark.sql import functions as F
 from servers import kafka_broker
 from support import BIN, command_env, run_command
 
+from spark_cdc.change_events.kafka_landing import land_micro_batch
 from spark_cdc.change_events.landing import (
     Landing,
     LandingConflictError,
     _land,
+    ensure_schema,
     land_batch_files,
     land_debezium_files,
     landed_name,
     read_batch_file,
 )
 from spark_cdc.cli.main import main
+from spark_cdc.core.kafka_records import record_identity
 from spark_cdc.generators.change_events import StreamSpec, write_stream
 from spark_cdc.generators.debezium import DebeziumSpec, write_debezium_stream
 
@@ -210,3 +213,65 @@ def test_a_kafka_topic_lands_as_its_batch_files_would(spark, broker, tmp_path, c
     assert sorted(_batch_counts(spark, by_kafka)) == list(range(len(files)))
     identities = sorted(row[0] for row in spark.table(by_kafka).select("_source_file").collect())
     assert identities == [f"kafka://{topic}/0/{offset:019d}" for offset in range(produced)]
+
+
+def _topic_records(spark, broker: str, topic: str):
+    """Every record of ``topic`` as a landing's micro-batch holds it (value text, identity)."""
+    frame = (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", broker)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .load()
+    )
+    return frame.select(
+        F.col("value").cast("string").alias("value"), record_identity().alias("_source_file")
+    )
+
+
+def test_two_overlapping_kafka_landings_never_land_a_record_twice(spark, broker, tmp_path):
+    # Two landings of one table from two checkpoints: the slow one holds every record of the
+    # topic, the fast one the first batch file's records and commits while the slow one reads.
+    write_stream(StreamSpec(initial_rows=0, events=40, batches=2), tmp_path, False)
+    files = sorted((tmp_path / "batches").glob("batch-*.jsonl"))
+    topic, table = "overlapped_feed", "landing_test.kafka_overlapped"
+    spark.sql(f"drop table if exists {table}")
+    first_file = _produce(spark, broker, topic, files[0])
+    produced = first_file + _produce(spark, broker, topic, files[1])
+    records = _topic_records(spark, broker, topic)
+    assert records.count() == produced
+
+    # The JVM waits 4 s on the first row of the slow landing (reflect returns null for void).
+    wait = F.expr("reflect('java.lang.Thread', 'sleep', cast(4000 as bigint))")
+    first_row = F.monotonically_increasing_id() == 0
+    slow_records = records.withColumn(
+        "value", F.coalesce(F.when(first_row, wait).cast("string"), F.col("value"))
+    )
+    fast_records = records.where(F.col("_source_file") < f"kafka://{topic}/0/{first_file:019d}")
+    outcome: dict[str, object] = {}
+
+    def land(name: str, micro_batch) -> None:
+        try:
+            outcome[name] = land_micro_batch(spark, table, micro_batch, False)
+        except LandingConflictError as error:
+            outcome[name] = error
+
+    ensure_schema(spark, table)
+    slow = threading.Thread(target=land, args=("slow", slow_records))
+    slow.start()
+    time.sleep(1.0)
+    land("fast", fast_records)
+    slow.join()
+    assert all(isinstance(v, (int, LandingConflictError)) for v in outcome.values()), outcome
+
+    def identities() -> Counter:
+        return Counter(r[0] for r in spark.table(table).select("_source_file").collect())
+
+    assert max(identities().values()) == 1  # no record landed twice
+    files_per_batch = spark.table(table).groupBy("_batch_id").count()
+    assert files_per_batch.count() == len([v for v in outcome.values() if isinstance(v, int)])
+    # The replay of the refused landing's micro-batch (its checkpoint did not commit it) lands
+    # what is left, every record once.
+    land_micro_batch(spark, table, records, False)
+    expected = [f"kafka://{topic}/0/{offset:019d}" for offset in range(produced)]
+    assert sorted(identities().elements()) == expected

@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_cdc.change_events.landing import (
+    ABSENT,
     SOURCE_FILE,
     Landing,
     append_batches,
@@ -36,7 +37,7 @@ def _not_landed(
 ) -> DataFrame:
     """The records of ``records`` whose identity the table does not hold yet (as of
     ``version``)."""
-    if not spark.catalog.tableExists(table):
+    if version == ABSENT or not spark.catalog.tableExists(table):
         return records
     lowest, highest = records.agg(F.min(SOURCE_FILE), F.max(SOURCE_FILE)).first()
     if lowest is None:

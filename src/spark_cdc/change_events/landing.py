@@ -99,7 +99,7 @@ def event_lines(lines: DataFrame) -> DataFrame:
 def next_batch_id(spark: SparkSession, table: str, version: int | None = None) -> int:
     """The id the next landed batch gets (0 for a new table), as of the table's ``version``
     (the latest when None)."""
-    if not spark.catalog.tableExists(table):
+    if version == ABSENT or not spark.catalog.tableExists(table):
         return 0
     latest = table_as_of(spark, table, version).agg(F.max(BATCH)).first()[0]
     return 0 if latest is None else latest + 1
@@ -112,10 +112,15 @@ def table_as_of(spark: SparkSession, table: str, version: int | None) -> DataFra
     return spark.read.format("delta").option("versionAsOf", version).table(table)
 
 
-def latest_version(spark: SparkSession, table: str) -> int | None:
-    """The table's latest Delta version (None when it does not exist)."""
+ABSENT = -1
+"""The "version" of a table that did not exist when it was read: empty, also if a concurrent
+landing creates it before this one reads it again."""
+
+
+def latest_version(spark: SparkSession, table: str) -> int:
+    """The table's latest Delta version (ABSENT when it does not exist)."""
     if not spark.catalog.tableExists(table):
-        return None
+        return ABSENT
     return int(spark.sql(f"describe history {table} limit 1").first()["version"])
 
 
@@ -175,7 +180,7 @@ def _landed_before(
 ) -> dict[str, int]:
     """The files of ``names`` that the table holds already (as of ``version``), with their
     batch ids."""
-    if not names or not spark.catalog.tableExists(table):
+    if not names or version == ABSENT or not spark.catalog.tableExists(table):
         return {}
     rows = (
         table_as_of(spark, table, version)
