@@ -82,14 +82,18 @@ def test_landing_the_same_files_again_skips_them_and_says_so(spark, tmp_path, ca
     assert _batch_counts(spark, table) == after
 
 
-def test_two_overlapping_landings_never_land_a_file_twice_or_share_a_batch_id(spark, tmp_path):
+@pytest.mark.parametrize("landed_before", [1, 0], ids=["table_exists", "new_table"])
+def test_two_overlapping_landings_never_land_a_file_twice_or_share_a_batch_id(
+    spark, tmp_path, landed_before
+):
     # Landing A reads its file slowly; landing B of the same table starts and commits meanwhile.
     # Both took the same next batch id; Delta lets one commit and refuses the other.
     write_stream(StreamSpec(initial_rows=0, events=40, batches=3), tmp_path, False)
     files = sorted((tmp_path / "batches").glob("batch-*.jsonl"))
     table = "landing_test.overlapped"
     spark.sql(f"drop table if exists {table}")
-    land_batch_files(spark, table, files[:1])
+    if landed_before:
+        land_batch_files(spark, table, files[:landed_before])
 
     def slow_read(path):
         # The JVM waits 4 s on the file's first row (reflect returns null for a void method).
@@ -106,10 +110,11 @@ def test_two_overlapping_landings_never_land_a_file_twice_or_share_a_batch_id(sp
         except LandingConflictError as error:
             outcome[name] = error
 
-    slow = threading.Thread(target=land, args=("slow", files[1:], slow_read))
+    rest = files[landed_before:]
+    slow = threading.Thread(target=land, args=("slow", rest, slow_read))
     slow.start()
     time.sleep(1.0)
-    land("fast", files[1:2], lambda path: read_batch_file(spark, path))
+    land("fast", rest[:1], lambda path: read_batch_file(spark, path))
     slow.join()
     # Both read the table before either wrote (the usual case): whichever commits first lands
     # its files from batch 1 on, the other lands nothing and says so. On a slow machine the slow
@@ -127,7 +132,7 @@ def test_two_overlapping_landings_never_land_a_file_twice_or_share_a_batch_id(sp
     files_per_batch = landed.groupBy("_batch_id").agg(F.countDistinct("_source_file").alias("n"))
     assert files_per_batch.where("n > 1").count() == 0  # no batch id given to two files
     # Run again: what is left lands as the next batches, every file once.
-    land_batch_files(spark, table, files[1:])
+    land_batch_files(spark, table, rest)
     rows = {r[0]: r[1] for r in spark.table(table).groupBy("_source_file").count().collect()}
     assert rows == lines
     assert spark.table(table).select("_batch_id").distinct().count() == len(files)
