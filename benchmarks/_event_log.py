@@ -95,9 +95,10 @@ def _task_reads(event: dict) -> Reads:
     )
 
 
-def _log_files(log_dir: Path) -> dict[str, list[Path]]:
+def _log_files(log_dir: Path, in_progress: bool = False) -> dict[str, list[Path]]:
     """Each application's event files: a rolled log is a folder ``eventlog_v2_<app>`` of
-    ``events_<n>_<app>`` parts, a plain log one file."""
+    ``events_<n>_<app>`` parts, a plain log one file (a running application's too when
+    ``in_progress``: Spark flushes it at each stage's and job's end)."""
     found: dict[str, list[Path]] = {}
     for path in sorted(log_dir.iterdir()):
         if path.is_dir() and path.name.startswith("eventlog_v2_"):
@@ -106,15 +107,16 @@ def _log_files(log_dir: Path) -> dict[str, list[Path]]:
                 key=lambda p: int(p.name.split("_")[1]),
             )
             found[path.name.removeprefix("eventlog_v2_")] = parts
-        elif path.is_file() and not path.name.endswith(".inprogress"):
+        elif path.is_file() and (in_progress or not path.name.endswith(".inprogress")):
             found[path.name.split(".")[0]] = [path]
     return found
 
 
-def read_applications(log_dir: Path) -> dict[str, Application]:
-    """Every application logged in ``log_dir``, by app id."""
+def read_applications(log_dir: Path, in_progress: bool = False) -> dict[str, Application]:
+    """Every application logged in ``log_dir`` (running ones too when ``in_progress``), by app
+    id."""
     applications = {}
-    for app_id, parts in _log_files(log_dir).items():
+    for app_id, parts in _log_files(log_dir, in_progress).items():
         application = Application(app_id)
         for part in parts:
             for line in _lines(part):

@@ -17,7 +17,9 @@ same table version (Delta RESTORE). After each run the two tables must hold the 
 
 Reports the wall time of each ``dbt snapshot`` and of its node alone (dbt's debug log; the rest
 is dbt's own cost per command, the same on both sides), the ratios project / stock, rows/s,
-files added and removed by the run (``describe history``) and peak memory.
+files added and removed by the run (``describe history``), what Spark read and shuffled in the
+run (jobs, records and bytes read, shuffle bytes written: the session's event log, the run's
+time window; machine load does not change them) and peak memory.
 Usage: ``python benchmarks/bench_snapshot.py`` (``--keys 5000000`` for the large run)
 """
 
@@ -34,6 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import jvm_peak_rss_mib, machine_facts, peak_rss_mib, save_results
+from _event_log import read_applications
 
 from spark_cdc.cli.dbt_invoke import run_dbt
 from spark_cdc.session.runtime import get_or_create_session
@@ -189,12 +192,25 @@ def _assert_same_rows(spark) -> int:
     return counts[0]
 
 
-def _timed_snapshot(project: Path) -> tuple[float, float]:
-    """Wall seconds of one ``dbt snapshot`` and the seconds of its node (from the debug log): the
-    difference is dbt's own cost per command (start-up, partial parse, artifacts)."""
+def _timed_snapshot(project: Path) -> tuple[float, float, tuple[int, int]]:
+    """Wall seconds of one ``dbt snapshot``, the seconds of its node (from the debug log: the
+    difference is dbt's own cost per command: start-up, partial parse, artifacts) and the run's
+    window in epoch milliseconds."""
+    window_start = int(time.time() * 1000)
     started = time.perf_counter()
     run_dbt(["snapshot", "--select", "bench_snapshot", "--quiet"], project_dir=project)
-    return time.perf_counter() - started, _node_seconds(project / "logs" / "dbt.log")
+    wall = time.perf_counter() - started
+    return (
+        wall,
+        _node_seconds(project / "logs" / "dbt.log"),
+        (window_start, int(time.time() * 1000)),
+    )
+
+
+def _run_reads(log_dir: Path, window: tuple[int, int]) -> dict[str, int]:
+    """What the session's Spark read and shuffled in ``window`` (this process's application)."""
+    (application,) = read_applications(log_dir, in_progress=True).values()
+    return application.total(*window).as_dict()
 
 
 def _node_seconds(log: Path) -> float:
@@ -239,12 +255,20 @@ def main() -> int:
     # profile and its embedded target (the by-hand default, the engine, would need this home).
     os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT / "profiles"))
     os.environ.setdefault("SPARK_CDC_TARGET", "local")
-    spark = get_or_create_session()
+    base = Path(tempfile.mkdtemp(prefix="bench_snapshot_"))
+    log_dir = base / "event_logs"
+    log_dir.mkdir()
+    spark = get_or_create_session(
+        extra={
+            "spark.eventLog.enabled": "true",
+            "spark.eventLog.dir": log_dir.as_uri(),
+            "spark.eventLog.compress": "false",
+        }
+    )
     started = time.perf_counter()
     _generate(spark, args.keys)
     print(f"generated {args.keys:,} keys + day N in {time.perf_counter() - started:.1f} s")
 
-    base = Path(tempfile.mkdtemp(prefix="bench_snapshot_"))
     projects = {name: _project(base, name, name == "stock") for name in VARIANTS}
     for project in projects.values():  # parse once, outside the timings
         run_dbt(["parse", "--quiet"], project_dir=project)
@@ -255,15 +279,19 @@ def main() -> int:
     runs: dict[str, dict[str, list[float]]] = {variant: {} for variant in VARIANTS}
     node_runs: dict[str, dict[str, list[float]]] = {variant: {} for variant in VARIANTS}
     files: dict[str, dict[str, dict[str, int]]] = {variant: {} for variant in VARIANTS}
+    reads: dict[str, dict[str, dict[str, int]]] = {variant: {} for variant in VARIANTS}
     rows: dict[str, int] = {}
 
-    def record(run: str, variant: str, timing: tuple[float, float], since: int) -> None:
+    def record(
+        run: str, variant: str, timing: tuple[float, float, tuple[int, int]], since: int
+    ) -> None:
         runs[variant].setdefault(run, []).append(timing[0])
         node_runs[variant].setdefault(run, []).append(timing[1])
         files[variant][run] = _last_run_files(spark, variant, since)
+        reads[variant][run] = _run_reads(log_dir, timing[2])  # the same in every repetition
         print(
             f"{run:>14} {variant:>7}: {timing[0]:6.1f} s (node {timing[1]:5.1f} s)  "
-            f"{files[variant][run]}",
+            f"{files[variant][run]} {reads[variant][run]}",
             flush=True,
         )
 
@@ -315,6 +343,7 @@ def main() -> int:
         "node_runs_s": node_runs,
         "node_median_s": node_medians,
         "files": files,
+        "reads": reads,
         "history_layout": args.history_layout,
     }
     for run in medians["project"]:
@@ -323,6 +352,14 @@ def main() -> int:
         report[f"ratio_{run}"] = ratio
         node_ratio = node_medians["project"][run] / node_medians["stock"][run]
         report[f"node_ratio_{run}"] = node_ratio
+        project_reads, stock_reads = reads["project"][run], reads["stock"][run]
+        print(
+            f"{run:>14}: records read project {project_reads['records_read']:,} stock "
+            f"{stock_reads['records_read']:,}; bytes {project_reads['bytes_read']:,} / "
+            f"{stock_reads['bytes_read']:,}; shuffle {project_reads['shuffle_bytes_written']:,} / "
+            f"{stock_reads['shuffle_bytes_written']:,}; jobs {project_reads['jobs']} / "
+            f"{stock_reads['jobs']}"
+        )
         report[f"rows_per_s_project_{run}"] = source / medians["project"][run]
         print(
             f"{run:>14}: project {medians['project'][run]:5.1f} s "
