@@ -453,14 +453,19 @@ def test_a_deletion_vector_size_that_is_not_a_size_stops_the_run_before_it_write
         Macros(MAINTENANCE, MERGE, config=config).snapshot_maintenance_settings()
 
 
-def _deletion_vector_statements(config: dict, size: int, properties: object) -> list[str]:
-    """What snapshot_ensure_deletion_vectors runs on a table of ``size`` bytes whose table
-    properties Delta reports as ``properties``: the queries, then the statements."""
+def _deletion_vector_statements(config: dict, size: int, enabled: str | None) -> list[str]:
+    """What snapshot_ensure_deletion_vectors runs on a table of ``size`` bytes whose property
+    delta.enableDeletionVectors is ``enabled`` (None: not set): the queries, then the
+    statements."""
     ran: list[str] = []
 
     def run_query(sql: str) -> SimpleNamespace:
         ran.append(sql)
-        return SimpleNamespace(rows=[{"sizeInBytes": size, "properties": properties}])
+        if sql.startswith("show tblproperties"):
+            # Spark's answer for a property the table does not have is a sentence
+            value = enabled if enabled is not None else "Table s.snap does not have property"
+            return SimpleNamespace(rows=[("delta.enableDeletionVectors", value)])
+        return SimpleNamespace(rows=[{"sizeInBytes": size}])
 
     def statement(name: str, caller) -> str:
         ran.append(" ".join(caller().split()))
@@ -472,27 +477,27 @@ def _deletion_vector_statements(config: dict, size: int, properties: object) -> 
 
 
 ENABLE = "alter table s.snap set tblproperties ('delta.enableDeletionVectors' = 'true')"
+SHOW = "show tblproperties s.snap ('delta.enableDeletionVectors')"
+DETAIL = "describe detail s.snap"
 
 
 @pytest.mark.parametrize(
-    ("config", "size", "properties", "enables"),
+    ("config", "size", "enabled", "expected"),
     [
-        ({}, 32 * 2**20 - 1, "{}", False),  # under the default size: files are rewritten
-        ({}, 32 * 2**20, "{}", True),
-        ({}, 2**30, None, True),
-        ({"snapshot_deletion_vectors_min_mb": 0}, 0, "{}", True),
-        ({"snapshot_deletion_vectors_min_mb": 1}, 2**20, {"delta.appendOnly": "false"}, True),
-        ({}, 2**30, '{"delta.enableDeletionVectors": "true"}', False),  # has them already
-        ({}, 0, {"delta.enableDeletionVectors": "true"}, False),
-        ({}, 2**30, '{"delta.enableDeletionVectors": "false"}', True),
+        ({}, 32 * 2**20 - 1, None, [SHOW, DETAIL]),  # under the default size: files rewritten
+        ({}, 32 * 2**20, None, [SHOW, DETAIL, ENABLE]),
+        ({"snapshot_deletion_vectors_min_mb": 0}, 0, None, [SHOW, DETAIL, ENABLE]),
+        ({"snapshot_deletion_vectors_min_mb": 1}, 2**20, None, [SHOW, DETAIL, ENABLE]),
+        ({}, 2**30, "true", [SHOW]),  # has them already: no size needed
+        ({}, 0, "TRUE", [SHOW]),
+        ({}, 2**30, "false", [SHOW, DETAIL, ENABLE]),
     ],
 )
 def test_deletion_vectors_are_turned_on_once_a_table_is_large_enough(
-    config, size, properties, enables
+    config, size, enabled, expected
 ):
-    ran = _deletion_vector_statements(config, size, properties)
-    assert ran == ["describe detail s.snap"] + ([ENABLE] if enables else [])
+    assert _deletion_vector_statements(config, size, enabled) == expected
 
 
 def test_a_snapshot_without_deletion_vectors_reads_no_table_detail():
-    assert _deletion_vector_statements({"snapshot_deletion_vectors": False}, 2**30, "{}") == []
+    assert _deletion_vector_statements({"snapshot_deletion_vectors": False}, 2**30, None) == []

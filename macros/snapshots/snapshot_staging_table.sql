@@ -275,12 +275,18 @@
                         and {{ columns.dbt_valid_to }} >= cast('{{ closed_since }}' as {{ plan.valid_from_type }})
                     {%- endif %}
                 ) as closed_rows
+                {#- With closed_since, every key closed since then (few: Delta skips the files of
+                    older closes), not only the returning keys: a second reference to the cached
+                    changed keys would be computed again, whole (Spark finds a cached query that
+                    has CTEs, as a snapshot query may, for one reference per statement only). #}
+                {%- if closed_since is none %}
                 left semi join (
                     select {% for key in plan.key_names %}source_data.{{ key }} as {{ key }}{{ ', ' if not loop.last }}{% endfor %}
                     from {{ changed_keys }}
                     where not {{ plan.has_open }}
                 ) as returning_keys
                     on {{ unique_key_join_on(strategy.unique_key, "returning_keys", "closed_rows") }}
+                {%- endif %}
                 group by {% for key in plan.key_names %}{{ loop.index }}{{ ', ' if not loop.last }}{% endfor %}
                 {%- endif %}
             ) as last_closed
