@@ -136,3 +136,17 @@ def constraint_pins(constraints: Path) -> dict[str, str]:
             name, version = line.split("==")
             pins[canonical_name(name)] = version.strip()
     return pins
+
+
+def run_with_commit_metadata(spark: Any, metadata: dict, statement: str) -> None:
+    """Run ``statement`` with Delta's commit ``userMetadata`` set to ``metadata`` (JSON), as a
+    run that marks its progress does; the session setting is cleared after it."""
+    import json
+
+    from spark_cdc.change_events.progress import USER_METADATA
+
+    spark.conf.set(USER_METADATA, json.dumps(metadata))
+    try:
+        spark.sql(statement)
+    finally:
+        spark.conf.unset(USER_METADATA)

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 from macro_render import Macros
+from support import run_with_commit_metadata
 
 from spark_cdc.change_events.history_feed import (
     RETENTION_PROPERTY,
@@ -104,11 +105,7 @@ def history(spark):
 
 
 def _marked(spark, mark: int, statement: str) -> None:
-    spark.conf.set(USER_METADATA, json.dumps({PROGRESS_KEY: mark}))
-    try:
-        spark.sql(statement)
-    finally:
-        spark.conf.unset(USER_METADATA)
+    run_with_commit_metadata(spark, {PROGRESS_KEY: mark}, statement)
 
 
 def _merge(spark, table: str, mark: int, rows: str) -> None:

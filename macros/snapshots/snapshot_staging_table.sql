@@ -167,15 +167,23 @@
 
     source_data as (
 
+        {%- if check_keys %}
+        {#- the window partitioned by the join's own key columns: one shuffle of the query's
+            rows serves both (by the key expressions, the join would shuffle them again) #}
+        select
+            *,
+            count(*) over (partition by {{ plan.key_names | join(', ') }}) as dbt_snapshot_key_rows
+        from (
+        {%- endif %}
         select
             *,
             {{ unique_key_fields(strategy.unique_key) }},
             {{ strategy.updated_at }} as {{ plan.columns.dbt_updated_at }},
             {{ get_dbt_valid_to_current(strategy, plan.columns) }}
-            {%- if check_keys %},
-            count(*) over (partition by {{ keys | join(', ') }}) as dbt_snapshot_key_rows
-            {%- endif %}
         from snapshot_query
+        {%- if check_keys %}
+        ) as keyed_rows
+        {%- endif %}
 
     )
 
