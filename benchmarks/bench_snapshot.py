@@ -9,6 +9,8 @@ of their own instead), each project runs:
 - day N: 1% of the keys updated, 0.1% deleted, 0.1% inserted;
 - a zero-change day: the same source again.
 
+The process is warm: one untimed first build and one untimed day N per project come first.
+
 Both projects use the timestamp strategy with ``hard_deletes: invalidate`` on a Delta table; the
 stock one is a copy of this project without the snapshot macro overrides. Both run in-process
 (dbtRunner) on one Spark session, alternating which goes first; each repetition starts from the
@@ -317,6 +319,14 @@ def main() -> int:
         _upgrade_as_the_project_would(spark)
         start = {variant: _version(spark, variant) for variant in VARIANTS}
         rows[f"history_{versions}"] = _assert_same_rows(spark)
+        if versions == args.versions[0]:
+            # One untimed day N each: the JVM compiles the MERGE's code once per process, and
+            # the variant that ran first would pay it alone.
+            _use_day(spark, "dayn")
+            for variant in VARIANTS:
+                _timed_snapshot(projects[variant])
+                spark.sql(f"restore table {_table(variant)} to version as of {start[variant]}")
+            _use_day(spark, "day1")
         for attempt in range(args.repeat):
             for variant in VARIANTS:
                 spark.sql(f"restore table {_table(variant)} to version as of {start[variant]}")
