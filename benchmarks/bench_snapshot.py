@@ -389,7 +389,7 @@ def main() -> int:
         f"peak memory: JVM {report['peak_jvm_rss_mib']:.0f} MiB, Python "
         f"{report['peak_python_rss_mib']:.0f} MiB"
     )
-    save_results("snapshot", report)
+    save_results("snapshot" if args.keys == 500_000 else f"snapshot_{args.keys}_keys", report)
     return 0
 
 
