@@ -283,7 +283,7 @@
                         and {{ columns.dbt_valid_to }} >= cast('{{ closed_since }}' as {{ plan.valid_from_type }})
                     {%- endif %}
                 ) as closed_rows
-                {#- With closed_since, every key closed since then (few: Delta skips the files of
+                {#- With closed_since, every key closed since then (Delta skips the files of
                     older closes), not only the returning keys: a second reference to the cached
                     changed keys would be computed again, whole (Spark finds a cached query that
                     has CTEs, as a snapshot query may, for one reference per statement only). #}

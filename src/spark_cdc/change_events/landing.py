@@ -96,6 +96,11 @@ def event_lines(lines: DataFrame) -> DataFrame:
     )
 
 
+ABSENT = -1
+"""The "version" of a table that did not exist when it was read: empty, also if a concurrent
+landing creates it before this one reads it again."""
+
+
 def next_batch_id(spark: SparkSession, table: str, version: int | None = None) -> int:
     """The id the next landed batch gets (0 for a new table), as of the table's ``version``
     (the latest when None)."""
@@ -110,11 +115,6 @@ def table_as_of(spark: SparkSession, table: str, version: int | None) -> DataFra
     if version is None:
         return spark.table(table)
     return spark.read.format("delta").option("versionAsOf", version).table(table)
-
-
-ABSENT = -1
-"""The "version" of a table that did not exist when it was read: empty, also if a concurrent
-landing creates it before this one reads it again."""
 
 
 def latest_version(spark: SparkSession, table: str) -> int:
