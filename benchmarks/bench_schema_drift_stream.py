@@ -23,6 +23,14 @@ its plans there, and only the files landed after the warm-up are measured (the m
 that took in at least one of them for the capacity). ``--no-type-conflicts`` leaves out the
 last step's type conflicts (text ``score``: a widening that rebuilds most tables at once).
 
+With ``--groups N`` the feed's silver runs in N event groups (hash buckets), as ``spark-cdc
+stream schema-drift --ingest-only`` and ``--group`` run it, all in this process: the ingest query
+takes the files into bronze and the registry, each group's query its types' silver. An event is
+then in silver when its group's log first holds its type through its load (read after each of
+the group's micro-batches), and the capacity is the busiest query's (events / that query's
+summed micro-batch durations). ``--type-skew S`` draws event types with Zipf-like frequencies
+(type k with weight 1 / (k + 1)^S), as real feeds have them.
+
 Checked: bronze holds every generated line once, and every event of an accepted variation is in
 its silver table.
 
@@ -39,6 +47,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -47,7 +56,8 @@ from _common import jvm_peak_rss_mib, save_results
 from pyspark.sql import functions as F
 
 from spark_cdc.generators.json_events import JsonEventSpec, generate_batches
-from spark_cdc.schema_drift.stream import FeedTables, start_stream
+from spark_cdc.schema_drift.event_groups import Grouping, parse_grouping
+from spark_cdc.schema_drift.stream import FeedTables, start_group_stream, start_stream
 from spark_cdc.session.runtime import get_or_create_session
 
 DATABASE = "bench_schema_drift_stream"
@@ -86,6 +96,51 @@ def _land(files: list[tuple[Path, int]], landing: Path, every: float, landed: di
         landed[folder.name] = now
 
 
+def _grouping(groups: int) -> Grouping | None:
+    """``groups`` hash buckets as the feed's event groups (None: one query)."""
+    if groups < 1:
+        return None
+    return parse_grouping({f"bucket_{i}": [f"hash:{i}/{groups}"] for i in range(groups)})
+
+
+def _mark(spark, tables: FeedTables, marks: list) -> Callable[[int], None]:
+    """After each of a group's micro-batches: when it ended and how far its log holds each type
+    (its silver commits are in when the batch function returns)."""
+
+    def after(_batch: int) -> None:
+        ended = time.time()
+        rows = spark.table(tables.silver_loads).groupBy("event_type").agg(F.max("to_load_seq"))
+        marks.append((ended, {row[0]: row[1] for row in rows.collect()}))
+
+    return after
+
+
+def _group_ends(spark, bronze, grouping: Grouping, marks: dict, folders: set[str]) -> list:
+    """(file folder, events, when silver held them) for the silver-bound events of ``folders``:
+    the end of the first micro-batch of the type's group after which its log holds the load."""
+    accepted = spark.table(TABLES.registry).where("status = 'accepted'")
+    rows = (
+        bronze.where("parse_error is null")
+        .join(accepted.select("event_type", "variation_hash"), ["event_type", "variation_hash"])
+        .where(F.col("batch_id").isin(sorted(folders)))
+        .groupBy("event_type", "batch_id", "load_seq")
+        .agg(F.count(F.lit(1)).alias("events"))
+        .collect()
+    )
+    reached = []
+    for row in rows:
+        group = marks[grouping.group_of(row.event_type)]
+        end = next(t for t, through in group if through.get(row.event_type, 0) >= row.load_seq)
+        reached.append((row.batch_id, row.events, end))
+    return reached
+
+
+def _progress(spark, table: str) -> list:
+    """A query's progress reports of micro-batches that took in rows, in batch order."""
+    rows = spark.table(table).where("input_rows > 0").collect()
+    return sorted(rows, key=lambda row: row.batch_id)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=int, default=8000, help="events landed per second")
@@ -104,6 +159,15 @@ def main() -> int:
         action="store_false",
         help="no type conflicts in the last drift step",
     )
+    parser.add_argument(
+        "--type-skew", type=float, default=0.0, help="Zipf exponent of type frequencies (0: even)"
+    )
+    parser.add_argument(
+        "--groups",
+        type=int,
+        default=0,
+        help="silver in this many event groups (hash buckets), one query each (0: one query)",
+    )
     args = parser.parse_args()
 
     seconds = int(args.minutes * 60)
@@ -118,6 +182,7 @@ def main() -> int:
         malformed_rate=0.001,
         type_conflicts=args.type_conflicts,
         seed=11,
+        type_skew=args.type_skew,
     )
     warm_files_count = int(args.warm_up_minutes * 60 / args.file_every)
     # The base shapes of the same event types (same seed), before the drift.
@@ -129,6 +194,7 @@ def main() -> int:
         malformed_rate=0.001,
         type_conflicts=False,
         seed=11,
+        type_skew=args.type_skew,
     )
     work = Path(tempfile.mkdtemp(prefix="bench_schema_drift_stream_"))
     spark = get_or_create_session()
@@ -143,6 +209,7 @@ def main() -> int:
         landing.mkdir()
 
         ends: list[float] = []
+        grouping = _grouping(args.groups)
         run = start_stream(
             spark,
             str(landing),
@@ -150,7 +217,24 @@ def main() -> int:
             work / "checkpoint",
             trigger_interval=args.trigger_interval,
             after_batch=lambda _batch: ends.append(time.time()),
+            ingest_only=grouping is not None,
         )
+        marks: dict[str, list[tuple[float, dict[str, int]]]] = {}
+        group_runs = []
+        if grouping is not None:
+            run.query.processAllAvailable()  # bronze exists before the groups start
+            for group in grouping.groups:
+                marks[group.name] = []
+                group_runs.append(
+                    start_group_stream(
+                        spark,
+                        TABLES.of_group(group.name),
+                        grouping,
+                        work / "groups" / group.name,
+                        trigger_interval=args.trigger_interval,
+                        after_batch=_mark(spark, TABLES.of_group(group.name), marks[group.name]),
+                    )
+                )
         landed: dict[str, float] = {}
         lander = threading.Thread(
             target=_land, args=(files, landing, args.file_every, landed), daemon=True
@@ -165,10 +249,13 @@ def main() -> int:
             lander.join(30)
             print(f"  {len(landed)} files landed, {len(ends)} micro-batches done", flush=True)
         run.query.processAllAvailable()
-        run.query.stop()
-        run.finish()
-        if run.query.exception() is not None:
-            raise run.query.exception()
+        for group_run in group_runs:
+            group_run.query.processAllAvailable()
+        for each in (run, *group_runs):
+            each.query.stop()
+            each.finish()
+            if each.query.exception() is not None:
+                raise each.query.exception()
         peak = jvm_peak_rss_mib(spark)
 
         bronze = spark.table(TABLES.bronze)
@@ -186,12 +273,14 @@ def main() -> int:
         measured = [row for row in per_file_load if row.batch_id in measured_folders]
         measured_total = sum(row.events for row in measured)
         measured_landed = [landed[name] for name in measured_folders]
-        weights = [row.events for row in measured]
-        latencies = np.repeat(
-            [ends[row.load_seq - 1] - landed[row.batch_id] for row in measured], weights
-        )
+        if grouping is None:  # an event is in silver when its load's micro-batch ended
+            reached = [(row.batch_id, row.events, ends[row.load_seq - 1]) for row in measured]
+        else:  # ... when its group's log first held its type through its load
+            reached = _group_ends(spark, bronze, grouping, marks, measured_folders)
+        weights = [events for _, events, _ in reached]
+        latencies = np.repeat([end - landed[folder] for folder, _, end in reached], weights)
         minute_of = np.repeat(
-            [int((landed[row.batch_id] - min(measured_landed)) // 60) for row in measured],
+            [int((landed[folder] - min(measured_landed)) // 60) for folder, _, _ in reached],
             weights,
         )
         p95_by_minute = [
@@ -215,10 +304,7 @@ def main() -> int:
         first, last_landing, last_end = min(measured_landed), max(landed.values()), ends[-1]
         # The micro-batches with data, in order, are bronze's loads 1, 2, ...: those that took
         # in a measured file count for the capacity, with every event they took in.
-        progress = sorted(
-            spark.table(TABLES.stream_progress).where("input_rows > 0").collect(),
-            key=lambda row: row.batch_id,
-        )
+        progress = _progress(spark, TABLES.stream_progress)
         if len(progress) != len(ends):
             raise RuntimeError(f"{len(progress)} progress reports for {len(ends)} micro-batches")
         measured_loads = {row.load_seq for row in measured}
@@ -231,6 +317,19 @@ def main() -> int:
             if load in measured_loads
         ]
         capacity_events = sum(events_per_load[load] for load in measured_loads)
+        # With groups every query must keep up: the capacity is that of the busiest one (its
+        # micro-batches' summed durations after the first measured landing).
+        busy = {"ingest" if grouping else "stream": sum(durations)}
+        for group_run in group_runs:
+            group = group_run.tables.group
+            busy[group] = sum(
+                row.batch_duration_ms / 1000
+                for (end, _), row in zip(
+                    marks[group], _progress(spark, group_run.tables.stream_progress), strict=True
+                )
+                if end >= first
+            )
+        last_end = max([last_end, *(end for group in marks.values() for end, _ in group[-1:])])
         result = {
             "rate_landed_per_s": args.rate,
             "minutes": args.minutes,
@@ -244,7 +343,10 @@ def main() -> int:
             "micro_batches": len(measured_loads),
             "silver_tables": len(silver_tables),
             "events_per_s": measured_total / (last_end - first),
-            "capacity_events_per_s": capacity_events / sum(durations),
+            "capacity_events_per_s": capacity_events / max(busy.values()),
+            "type_skew": args.type_skew,
+            "groups": args.groups,
+            "busy_s_per_query": busy,
             "drain_after_last_landing_s": last_end - last_landing,
             "latency_s": {
                 "p50": float(np.percentile(latencies, 50)),
@@ -273,6 +375,12 @@ def main() -> int:
             name += f"_warm{args.warm_up_minutes:g}min"
         if not args.type_conflicts:
             name += "_no_conflicts"
+        if args.event_types != 50:
+            name += f"_{args.event_types}types"
+        if args.type_skew:
+            name += f"_zipf{args.type_skew:g}"
+        if args.groups:
+            name += f"_{args.groups}groups"
         save_results(name, result)
     finally:
         spark.sql(f"drop database if exists {DATABASE} cascade")

@@ -75,7 +75,7 @@ def test_the_output_lints_and_parses_as_python(tmp_path):
         ["hash-cdc", "products", "--key=sku:string", "--nonkey=price:double",
          "--nonkey=launched:date", "--sensitive=cost:decimal(10,2)", "--mode=delta",
          "--format=parquet"],
-        ["schema-drift", "clicks"],
+        ["schema-drift", "clicks", "--event-group=cart=cart_*,order_*", "--event-group=rest=*"],
     ]  # fmt: skip
     for words in adds:
         done = _spark_cdc("add", *words, cwd=project)
@@ -116,6 +116,12 @@ def test_the_output_lints_and_parses_as_python(tmp_path):
     assert dataset["key_columns"] == {"sku": "string"}
     assert dataset["nonkey_columns"] == {"price": "double", "launched": "date"}
     assert dataset["sensitive_columns"] == {"cost": "decimal(10,2)"}
+    clicks = yaml.safe_load(
+        (project / "models/staging/schema_drift/_schema_drift__clicks.yml").read_text()
+    )
+    feed = clicks["models"][0]["config"]["meta"]["schema_drift"]
+    assert feed["event_groups"] == {"cart": ["cart_*", "order_*"], "rest": ["*"]}
+    assert list(feed["event_groups"]) == ["cart", "rest"]  # in the order given
 
 
 # Every type spelling `spark-cdc add` takes (docs/use-in-your-project.md), as given -> as written.
@@ -159,6 +165,9 @@ REFUSALS = [
     (["hash-cdc", "orders", "--key=k:string", "--max-delete-fraction=2"], "max_delete_fraction"),
     (["schema-drift", "events"], "exists already"),
     (["schema-drift", "9lives"], "name '9lives' is not usable"),
+    (["schema-drift", "clicks", "--event-group=a=x_*"], "must take every event type"),
+    (["schema-drift", "clicks", "--event-group=a"], "must read NAME=SELECTOR"),
+    (["schema-drift", "clicks", "--event-group=A=*"], "lower-case letters"),
 ]
 
 
@@ -171,6 +180,16 @@ def test_refusals_are_one_line_and_write_nothing(demo, tmp_path, words, message)
     assert done.stderr.startswith("spark-cdc: error: ") and done.stderr.count("\n") == 1
     assert message in done.stderr, done.stderr
     assert _snapshot(project) == before
+
+
+def test_a_model_path_that_is_a_jinja_expression_is_refused(tmp_path):
+    """Written there, the files would go to a folder named like the expression."""
+    project = _project(tmp_path / "lake")
+    config = project / "dbt_project.yml"
+    config.write_text(config.read_text() + "model-paths: [\"{{ 'models' }}\"]\n")
+    done = _spark_cdc("add", "schema-drift", "clicks", cwd=project)
+    assert done.returncode == 2 and "is a Jinja expression" in done.stderr, done.stderr
+    assert sorted(p.name for p in project.iterdir()) == ["dbt_project.yml"]
 
 
 def test_outside_a_dbt_project_and_dry_run(tmp_path):

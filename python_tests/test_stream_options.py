@@ -58,3 +58,28 @@ def test_a_kafka_source_with_its_settings():
 def test_a_half_given_kafka_source_is_refused(options, words):
     with pytest.raises(SettingsError, match=words.replace("(", r"\(")):
         _source(*options)
+
+
+def test_a_query_is_the_feed_s_its_ingest_or_one_group_s():
+    parse = build_parser().parse_args
+    args = parse(["stream", "schema-drift", "events", "--group", "orders"])
+    assert (args.group, args.ingest_only) == ("orders", False)
+    assert parse(["stream", "schema-drift", "events", "--ingest-only"]).ingest_only
+    with pytest.raises(SystemExit):
+        parse(["stream", "schema-drift", "events", "--ingest-only", "--group", "orders"])
+
+
+def test_status_shows_the_feed_s_query_and_every_group(tmp_path, capsys):
+    import json
+
+    from spark_cdc.cli.stream import run_stream_status
+
+    for folder, batch in [(tmp_path, 4), (tmp_path / "groups" / "orders", 7)]:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "status.json").write_text(json.dumps({"state": "running", "batch_id": batch}))
+    args = build_parser().parse_args(["stream", "status", "events", "--checkpoint", str(tmp_path)])
+    assert run_stream_status(args) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "events: running; batch_id 4",
+        "events group orders: running; batch_id 7",
+    ]

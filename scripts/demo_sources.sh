@@ -14,4 +14,4 @@ spark-cdc add hash-cdc synthetic --key=key_1:string --key=key_2:string --key=key
   --sensitive=attr_10:bigint "$@"
 spark-cdc add hash-cdc inventory --key=key_1:string --key=key_2:string --nonkey=attr_1:bigint \
   --nonkey=attr_2:bigint --nonkey=attr_3:bigint --mode=delta --format=parquet "$@"
-spark-cdc add schema-drift events "$@"
+spark-cdc add schema-drift events --event-group='first_ten=type_00*' --event-group='rest=*' "$@"

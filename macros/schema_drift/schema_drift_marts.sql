@@ -140,7 +140,7 @@ silver as (
         event_type,
         max(to_load_seq) as silver_through,
         max_by(silver_table, loaded_at) as silver_table
-    from {{ silver_loads }}
+    from {{ spark_cdc.schema_drift_silver_logs(silver_loads) }}
     group by event_type
 ),
 
@@ -221,6 +221,47 @@ left join versions_in_force
         and events.load_seq = versions_in_force.load_seq
 left join silver
     on events.event_type = silver.event_type
+{% endmacro %}
+
+
+{#- The feed's silver logs: its own and those of its event groups (<log>__<group>, written by the
+    groups' streams), as one relation; none yet: an empty one. -#}
+{% macro schema_drift_silver_logs(silver_loads) %}
+    {%- set names = [] -%}
+    {%- if execute -%}
+        {%- set found = run_query(
+            "show tables in " ~ silver_loads.schema ~ " like '" ~ silver_loads.identifier ~ "*'") -%}
+        {%- for row in found.rows -%}
+            {%- set name = row[1] | lower -%}
+            {%- if name == silver_loads.identifier | lower
+                or name.startswith(silver_loads.identifier | lower ~ '__') -%}
+                {%- do names.append(name) -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {%- if not execute or names == [silver_loads.identifier | lower] -%}
+        {{ silver_loads }}
+    {%- elif names | length == 0 -%}
+        {#- no silver written yet (a grouped feed's ingest ran, no group yet) -#}
+        (
+            select
+                cast(null as string) as event_type,
+                cast(null as bigint) as to_load_seq,
+                cast(null as string) as silver_table,
+                cast(null as timestamp) as loaded_at
+            where false
+        )
+    {%- else -%}
+        (
+        {%- for name in names | sort %}
+            select event_type, to_load_seq, silver_table, loaded_at
+            from {{ silver_loads.schema }}.{{ name }}
+            {%- if not loop.last %}
+            union all
+            {%- endif %}
+        {%- endfor %}
+        )
+    {%- endif -%}
 {% endmacro %}
 
 

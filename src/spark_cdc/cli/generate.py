@@ -171,6 +171,8 @@ def _run_json_events(args: argparse.Namespace) -> int:
             raise GeneratorError(f"{name} must be between 0.0 and 1.0")
     if args.events < 0 or args.event_types < 1 or args.batches < 1 or args.new_event_types < 0:
         raise GeneratorError("events >= 0, event types >= 1, new event types >= 0, batches >= 1")
+    if args.type_skew < 0:
+        raise GeneratorError("type_skew must be >= 0 (0: equally frequent types)")
     spec = spec_from(args, JsonEventSpec)
     folders = write_batches(args.output, spec, args.first_batch, not args.no_progress)
     print(json.dumps({"batches": [str(folder) for folder in folders]}))

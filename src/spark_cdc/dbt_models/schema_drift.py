@@ -1,7 +1,9 @@
 """Entry points of a JSON feed's Python models: bronze, schema registry, silver tables.
 
-Settings (``meta.schema_drift``): ``feed`` (its name) and ``silver_table_prefix`` (silver tables
-are ``<schema of the silver-loads model>.<prefix><event type>``).
+Settings (``meta.schema_drift``): ``feed`` (its name), ``silver_table_prefix`` (silver tables
+are ``<schema of the silver-loads model>.<prefix><event type>``) and, on the silver-loads model,
+``event_groups`` (group name -> selectors, :mod:`spark_cdc.schema_drift.event_groups`) for a
+feed whose silver runs as one stream per group.
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ from spark_cdc.core.dbt_context import process_id
 from spark_cdc.core.idempotent_loads import claim_next_write, load_identity, next_load
 from spark_cdc.dbt_models.settings import SettingsError, block
 from spark_cdc.schema_drift.bronze import bronze_increment
+from spark_cdc.schema_drift.event_groups import parse_grouping
+from spark_cdc.schema_drift.grouping_table import refuse_ungrouped
 from spark_cdc.schema_drift.landed_files import taken_files
 from spark_cdc.schema_drift.registry import registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, drop_started_rows, refresh_silver
+from spark_cdc.schema_drift.stream import FeedTables
 
 
 def settings(meta: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -27,6 +32,7 @@ def settings(meta: Mapping[str, Any] | None) -> Mapping[str, Any]:
     found = block(meta, "schema_drift", "feed")
     if not str(found.get("silver_table_prefix") or "").strip():
         raise SettingsError(f"schema_drift feed {found['feed']}: silver_table_prefix is not set")
+    parse_grouping(found.get("event_groups"))  # a malformed grouping fails every model
     return found
 
 
@@ -65,7 +71,12 @@ def silver_loads(
     dbt: Any, session: SparkSession, meta: Mapping[str, Any], bronze: DataFrame, registry: DataFrame
 ) -> DataFrame:
     """Writes the feed's silver tables; returns the log rows of what it wrote."""
-    prefix = str(settings(meta)["silver_table_prefix"])
+    feed_settings = settings(meta)
+    prefix = str(feed_settings["silver_table_prefix"])
+    # While event groups run, their queries write silver (two writers of a type would
+    # duplicate its rows): refused before anything is written.
+    tables = FeedTables(dbt.this.schema, str(feed_settings["feed"]), prefix)
+    refuse_ungrouped(session, tables.event_groups, str(dbt.this))
     if dbt.is_incremental:  # a log kept by an older release: its marker rows go first
         drop_started_rows(session, str(dbt.this))
     log = _prior(dbt, session)

@@ -8,7 +8,9 @@ variation ``v`` adds the attributes of variations ``1..v`` (a boolean, a nested 
 array of objects, an integer, in turn). ``new_event_types`` event types appear in batch 1.
 With ``type_conflicts`` the last batch also holds events whose ``score`` is text (a widening to
 string) and events whose ``device`` is text (a conflict that the registry quarantines). A share
-``malformed_rate`` of the lines is truncated JSON. Attribute order varies between events.
+``malformed_rate`` of the lines is truncated JSON. Attribute order varies between events. Event
+types are equally frequent, or with ``type_skew`` s > 0 Zipf-like, as real feeds are: type k
+(from 0) is drawn with weight 1 / (k + 1)^s.
 
 Batches are written as JSON-lines files ``<root>/batch_<n>/part-00000.jsonl`` with a manifest of
 what was generated (``manifest.json``).
@@ -16,6 +18,7 @@ what was generated (``manifest.json``).
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections import Counter
@@ -41,6 +44,7 @@ class JsonEventSpec:
     malformed_rate: float = 0.001
     type_conflicts: bool = True
     seed: int = 0
+    type_skew: float = 0.0
 
 
 def _value(name: str, rng: random.Random) -> Any:
@@ -114,9 +118,14 @@ def generate_batches(
     with progress(spec.events, "events", "ev", show_progress) as bar:
         for number, size in enumerate(per_batch):
             types = spec.event_types + (spec.new_event_types if number >= 1 else 0)
+            weights = [1 / (k + 1) ** spec.type_skew for k in range(types)]
+            cumulative = list(itertools.accumulate(weights))
             lines = []
             for _ in range(size):
-                type_id = rng.randrange(types)
+                if spec.type_skew > 0:
+                    type_id = rng.choices(range(types), cum_weights=cumulative)[0]
+                else:
+                    type_id = rng.randrange(types)
                 variation = 0
                 if number >= 1:
                     new = rng.random() < spec.new_variation_rate

@@ -11,6 +11,7 @@ from spark_cdc.scaffold.plans import (
     HashCdcDataset,
     JsonFeed,
     change_event_files,
+    event_groups_option,
     hash_cdc_files,
     schema_drift_files,
 )
@@ -72,6 +73,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     feed.add_argument("--landing-schema", default="landing", help="schema of the landing table")
     feed.add_argument("--landing-root", default=None, help="the landing folder (absolute)")
     feed.add_argument("--owner", default="data platform", help="owner of the monitoring exposure")
+    feed.add_argument(
+        "--event-group",
+        action="append",
+        default=[],
+        metavar="NAME=SELECTOR[,SELECTOR...]",
+        help="an event group of the feed's stream (repeat, in order; a selector is a glob on "
+        "the event type or hash:I/N; the groups must take every type)",
+    )
     _common(feed)
     feed.set_defaults(handler=_run_schema_drift)
 
@@ -119,13 +128,20 @@ def _run_hash_cdc(args: argparse.Namespace) -> int:
 
 
 def _run_schema_drift(args: argparse.Namespace) -> int:
-    feed = JsonFeed(args.name, args.landing_schema, args.landing_root, args.owner)
+    groups = event_groups_option(args.event_group)
+    feed = JsonFeed(args.name, args.landing_schema, args.landing_root, args.owner, groups)
     files = schema_drift_files(feed)
     steps = [
         f"land JSON-lines files under <landing root>/<batch>/*.jsonl "
         f"($SPARK_CDC_HOME/landing/schema_drift/{args.name} unless set)",
         f"dbt build --select stg_schema_drift__{args.name}+",
     ]
+    if groups:
+        steps[1:] = [
+            f"spark-cdc stream schema-drift {args.name} --ingest-only, and per group "
+            f"spark-cdc stream schema-drift {args.name} --group NAME "
+            f"({', '.join(name for name, _ in groups)})",
+        ]
     return _write(args, "JSON feed", files, steps)
 
 

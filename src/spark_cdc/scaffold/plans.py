@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from spark_cdc.scaffold.names import AddError, refuse_reserved, source_name
 from spark_cdc.scaffold.render import render
+from spark_cdc.schema_drift.event_groups import GroupingError, parse_grouping
 
 # Columns the change-event tables add to a source's own (besides resolve.VERSION_COLUMNS).
 CHANGE_EVENT_TABLE_COLUMNS = ("updated_at", "last_change_type", "row_hash")
@@ -298,6 +299,8 @@ class JsonFeed:
     landing_schema: str = "landing"
     landing_root: str | None = None
     owner: str = "data platform"
+    # (group, selectors) in order: the feed's event groups (none: one stream for its silver).
+    event_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def command(self) -> str:
         words = ["schema-drift", self.name]
@@ -307,7 +310,27 @@ class JsonFeed:
             words.append(f"--landing-root={self.landing_root}")
         if self.owner != "data platform":
             words.append(f"--owner={self.owner}")
+        for group, selectors in self.event_groups:
+            words.append(f"--event-group={group}={','.join(selectors)}")
         return _command(words)
+
+
+def event_groups_option(values: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``--event-group NAME=SELECTOR[,SELECTOR...]`` options as (group, selectors), checked as
+    a grouping (:func:`spark_cdc.schema_drift.event_groups.parse_grouping`)."""
+    groups: dict[str, tuple[str, ...]] = {}
+    for value in values:
+        name, equals, selectors = value.partition("=")
+        if not equals or not selectors.strip():
+            raise AddError(f"--event-group must read NAME=SELECTOR[,SELECTOR...], not {value!r}")
+        if name in groups:
+            raise AddError(f"event group {name!r} given twice")
+        groups[name] = tuple(part.strip() for part in selectors.split(","))
+    try:
+        parse_grouping(groups)
+    except GroupingError as error:
+        raise AddError(str(error)) from error
+    return tuple(groups.items())
 
 
 def schema_drift_files(feed: JsonFeed) -> dict[str, str]:
@@ -325,6 +348,7 @@ def schema_drift_files(feed: JsonFeed) -> dict[str, str]:
         "landing_root": root,
         "silver_prefix": f"schema_drift_silver__{f}__",
         "owner": feed.owner,
+        "event_groups": [(name, list(selectors)) for name, selectors in feed.event_groups],
     }
     staging, intermediate, marts = (
         f"{layer}/schema_drift" for layer in ("staging", "intermediate", "marts")

@@ -37,6 +37,11 @@ def find_project(project_dir: Path | None) -> Project:
     except yaml.YAMLError as error:
         raise AddError(f"{path} cannot be read: {error}") from None
     paths = config.get("model-paths") or ["models"]
+    if "{{" in str(paths[0]) or "{%" in str(paths[0]):
+        raise AddError(
+            f"{path}: the first model path is a Jinja expression ({paths[0]}): spark-cdc add "
+            "writes to a plain folder; list it first in model-paths"
+        )
     return Project(root, str(config.get("name", root.name)), str(paths[0]))
 
 

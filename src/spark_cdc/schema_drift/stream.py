@@ -18,11 +18,19 @@ own load sequence (:mod:`spark_cdc.core.idempotent_loads`), shared with the dbt 
 replayed after a kill at any point writes what it had not written, once. ``dbt build`` of the
 feed and the stream can take turns on the tables, or run at once: each takes in only the files
 the other has not, and of two loads that overlap, one is refused (the stream retries it).
+
+Event groups (:mod:`spark_cdc.schema_drift.event_groups`): the feed's query then stops after
+step 2 (``ingest_only``) and each group runs step 3 for its own event types in a query of its
+own over bronze (:func:`start_group_stream`: bronze read as a Delta stream, its own checkpoint,
+silver log and monitoring tables), in this process or any other, on this engine or another: a
+group that fails stops alone, and a new event type joins its group without a restart.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,8 +43,10 @@ from pyspark.sql.streaming import StreamingQuery
 from spark_cdc.core.idempotent_loads import is_overlap, load_identity, next_load, write_options
 from spark_cdc.core.orphan_tables import create_empty
 from spark_cdc.schema_drift.bronze import bronze_increment
+from spark_cdc.schema_drift.event_groups import Grouping
+from spark_cdc.schema_drift.grouping_table import record_grouping, refuse_ungrouped
 from spark_cdc.schema_drift.kafka_source import KafkaSource, kafka_lines
-from spark_cdc.schema_drift.registry import KEY, registry_increment
+from spark_cdc.schema_drift.registry import KEY, registered_through, registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, mark_refresh, refresh_silver
 from spark_cdc.schema_drift.stream_monitor import ProgressRecorder, batch_latencies
 
@@ -52,9 +62,22 @@ class FeedTables:
     schema: str
     feed: str
     silver_prefix: str
+    # An event group's own tables (its silver log and monitoring) end in ``__<group>``.
+    group: str | None = None
 
     def _name(self, model: str) -> str:
         return f"{self.schema}.{model}"
+
+    def _own(self, model: str) -> str:
+        return self._name(model if self.group is None else f"{model}__{self.group}")
+
+    def of_group(self, group: str) -> FeedTables:
+        """The tables of the event group ``group`` (bronze and the registry are the feed's)."""
+        return dataclasses.replace(self, group=group)
+
+    @property
+    def event_groups(self) -> str:
+        return self._name(f"schema_drift__{self.feed}_event_groups")
 
     @property
     def bronze(self) -> str:
@@ -66,15 +89,15 @@ class FeedTables:
 
     @property
     def silver_loads(self) -> str:
-        return self._name(f"schema_drift__{self.feed}_silver_loads")
+        return self._own(f"schema_drift__{self.feed}_silver_loads")
 
     @property
     def stream_batches(self) -> str:
-        return self._name(f"schema_drift__{self.feed}_stream_batches")
+        return self._own(f"schema_drift__{self.feed}_stream_batches")
 
     @property
     def stream_progress(self) -> str:
-        return self._name(f"schema_drift__{self.feed}_stream_progress")
+        return self._own(f"schema_drift__{self.feed}_stream_progress")
 
 
 def folder_name(path: Column) -> Column:
@@ -171,14 +194,15 @@ def take_in_batch(
     tables: FeedTables,
     app_id: str,
     process_id: str,
+    silver: bool = True,
 ) -> None:
-    """One micro-batch: bronze, then the registry, then silver and its log; then its
-    monitoring rows."""
+    """One micro-batch: bronze, then the registry, then (``silver``) silver and its log; then
+    its monitoring rows."""
     # Read once: bronze takes the lines, the monitoring their files (and Spark's progress
     # report counts each line once).
     lines = lines.persist()
     try:
-        _take_in(spark, lines, batch_id, tables, app_id, process_id)
+        _take_in(spark, lines, batch_id, tables, app_id, process_id, silver)
     finally:
         lines.unpersist()
 
@@ -190,8 +214,11 @@ def _take_in(
     tables: FeedTables,
     app_id: str,
     process_id: str,
+    silver: bool,
 ) -> None:
     spark.sql(f"create schema if not exists {tables.schema}")
+    if silver:  # before bronze: a refused batch writes nothing
+        refuse_ungrouped(spark, tables.event_groups, f"the {tables.feed} stream")
     # The batch's folders (batch ids, short enough for Delta's file statistics), said as a
     # literal: data skipping leaves bronze's other loads unread, however long it grows.
     folders = [row.batch_id for row in lines.select("batch_id").distinct().collect()]
@@ -202,11 +229,39 @@ def _take_in(
     )
     if not registry_rows.isEmpty() or not spark.catalog.tableExists(tables.registry):
         _merge_registry(spark, registry_rows, tables.registry, batch_id)
+    if silver:
+        _refresh_silver(
+            spark, bronze, spark.table(tables.registry), tables, app_id, batch_id, process_id
+        )
+    # The events of this batch's files that a stream took in (now, or an attempt killed after
+    # bronze): files that a dbt build took in first are not this batch's.
+    files = F.broadcast(lines.select("source_file").distinct())
+    events = (
+        spark.table(tables.bronze)
+        .where(F.col("batch_id").isin(folders))
+        .join(files, "source_file")
+        .where(F.col("load_id").startswith(STREAM_PROCESS_PREFIX))
+    )
+    latencies = batch_latencies(events, batch_id, process_id)
+    _append(latencies, tables.stream_batches, f"{app_id}/stream_batches", batch_id)
+
+
+def _refresh_silver(
+    spark: SparkSession,
+    bronze: DataFrame,
+    registry: DataFrame,
+    tables: FeedTables,
+    app_id: str,
+    batch_id: int,
+    process_id: str,
+) -> None:
+    """Silver of the event types in ``registry`` brought up to it, its log rows appended once
+    per batch (the log of ``tables``: the feed's, or its group's)."""
     log_before = _table_or_none(spark, tables.silver_loads)
     log = refresh_silver(
         spark,
         bronze,
-        spark.table(tables.registry),
+        registry,
         log_before,
         tables.schema,
         tables.silver_prefix,
@@ -219,15 +274,66 @@ def _take_in(
         # The log was just created by a refresh that completed: named, the next refresh needs
         # to check no table (killed before this, it checks them once).
         mark_refresh(spark, tables.silver_loads, process_id, first_load.loaded_at)
-    # The events of this batch's files that a stream took in (now, or an attempt killed after
-    # bronze): files that a dbt build took in first are not this batch's.
-    files = F.broadcast(lines.select("source_file").distinct())
-    events = (
-        spark.table(tables.bronze)
-        .where(F.col("batch_id").isin(folders))
-        .join(files, "source_file")
-        .where(F.col("load_id").startswith(STREAM_PROCESS_PREFIX))
+
+
+# How long a group's micro-batch waits for the registry to take in the bronze loads it holds
+# (the ingest query merges the registry right after its bronze append), in seconds.
+REGISTRY_WAIT_S = 60.0
+
+
+def _registered(spark: SparkSession, table: str, load_seq: int, wait_s: float) -> None:
+    """Wait until the registry holds bronze's load ``load_seq``, ``wait_s`` at most (the later
+    loads are left to the group's next micro-batch)."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if spark.catalog.tableExists(table) and registered_through(spark.table(table)) >= load_seq:
+            return
+        time.sleep(0.5)
+
+
+def take_in_group_batch(
+    spark: SparkSession,
+    rows: DataFrame,
+    batch_id: int,
+    tables: FeedTables,
+    grouping: Grouping,
+    app_id: str,
+    process_id: str,
+) -> None:
+    """One micro-batch of an event group's query over bronze: the silver tables of the group's
+    event types brought up to the registry, the group's log and latency rows appended."""
+    # Read once: the highest load, then the latencies (and Spark counts each row once).
+    rows = rows.persist()
+    try:
+        _take_in_group(spark, rows, batch_id, tables, grouping, app_id, process_id)
+    finally:
+        rows.unpersist()
+
+
+def _take_in_group(
+    spark: SparkSession,
+    rows: DataFrame,
+    batch_id: int,
+    tables: FeedTables,
+    grouping: Grouping,
+    app_id: str,
+    process_id: str,
+) -> None:
+    assert tables.group is not None
+    highest = rows.agg(F.max("load_seq")).first()[0]
+    if highest is None:
+        return
+    _registered(spark, tables.registry, int(highest), REGISTRY_WAIT_S)
+    registry = spark.table(tables.registry)
+    known = [row.event_type for row in registry.select("event_type").distinct().collect()]
+    types = grouping.types_of(tables.group, known)  # read each batch: new types join here
+    ours = F.col("event_type").isin(types)
+    bronze = spark.table(tables.bronze)
+    through = registered_through(registry)
+    _refresh_silver(
+        spark, bronze.where(ours), registry.where(ours), tables, app_id, batch_id, process_id
     )
+    events = rows.where(ours & (F.col("load_seq") <= through) & F.col("parse_error").isNull())
     latencies = batch_latencies(events, batch_id, process_id)
     _append(latencies, tables.stream_batches, f"{app_id}/stream_batches", batch_id)
 
@@ -264,10 +370,29 @@ def is_connect(spark: SparkSession) -> bool:
 
 
 def _connect_batch(
-    lines: DataFrame, batch_id: int, *, tables: FeedTables, app_id: str, process_id: str
+    lines: DataFrame,
+    batch_id: int,
+    *,
+    tables: FeedTables,
+    app_id: str,
+    process_id: str,
+    silver: bool,
 ) -> None:
     """foreachBatch on Spark Connect: runs in the server's Python worker, on its session."""
-    take_in_batch(lines.sparkSession, lines, batch_id, tables, app_id, process_id)
+    take_in_batch(lines.sparkSession, lines, batch_id, tables, app_id, process_id, silver)
+
+
+def _connect_group_batch(
+    rows: DataFrame,
+    batch_id: int,
+    *,
+    tables: FeedTables,
+    grouping: Grouping,
+    app_id: str,
+    process_id: str,
+) -> None:
+    """An event group's foreachBatch on Spark Connect (in the server's Python worker)."""
+    take_in_group_batch(rows.sparkSession, rows, batch_id, tables, grouping, app_id, process_id)
 
 
 def start_stream(
@@ -283,9 +408,11 @@ def start_stream(
     metrics_port: int | None = None,
     metrics_address: str = "127.0.0.1",
     kafka: KafkaSource | None = None,
+    ingest_only: bool = False,
 ) -> StreamRun:
     """Start the query (``available_now``: take in what is landed, then stop) on the landing
-    folder ``root``, or on ``kafka``'s topics when given. With
+    folder ``root``, or on ``kafka``'s topics when given; ``ingest_only``: bronze and the
+    registry only (silver is left to the feed's event groups, :func:`start_group_stream`). With
     ``metrics_port`` (0: a free port) its progress is also served as Prometheus metrics
     (:mod:`spark_cdc.schema_drift.stream_metrics`) until :meth:`StreamRun.close_metrics`.
 
@@ -295,13 +422,129 @@ def start_stream(
     process_id = f"{STREAM_PROCESS_PREFIX}{uuid.uuid4()}"
     # The checkpoint names the query: replays of its batches after a restart are recognized.
     app_id = f"spark_cdc.schema_drift/{checkpoint.resolve()}"
-    name = f"schema_drift_{tables.feed}"
+    silver = not ingest_only
+    if silver:  # refused before it starts (and again by each batch)
+        refuse_ungrouped(spark, tables.event_groups, f"the {tables.feed} stream")
+
+    def each_batch(lines: DataFrame, batch_id: int) -> None:
+        take_in_batch(lines.sparkSession, lines, batch_id, tables, app_id, process_id, silver)
+
+    remote_batch = functools.partial(
+        _connect_batch, tables=tables, app_id=app_id, process_id=process_id, silver=silver
+    )
+    lines = (
+        kafka_lines(spark, kafka)
+        if kafka is not None
+        else landing_lines(spark, root, max_files_per_trigger)
+    )
+    return _start(
+        spark,
+        lines,
+        each_batch,
+        remote_batch,
+        f"schema_drift_{tables.feed}",
+        tables,
+        checkpoint,
+        process_id,
+        available_now=available_now,
+        trigger_interval=trigger_interval,
+        after_batch=after_batch,
+        metrics_port=metrics_port,
+        metrics_address=metrics_address,
+        query="ingest" if ingest_only else "feed",
+    )
+
+
+# What a group's query reads of bronze's new rows (its batches read silver's input from bronze).
+_GROUP_INPUT = ["load_seq", "event_type", "parse_error", "file_modified_at"]
+
+
+def start_group_stream(
+    spark: SparkSession,
+    tables: FeedTables,
+    grouping: Grouping,
+    checkpoint: Path,
+    *,
+    available_now: bool = False,
+    trigger_interval: str = "30 seconds",
+    after_batch: Callable[[int], None] | None = None,
+    metrics_port: int | None = None,
+    metrics_address: str = "127.0.0.1",
+) -> StreamRun:
+    """Start the query of the event group ``tables.group``: bronze read as a Delta stream, each
+    micro-batch bringing the silver tables of the group's event types up to the registry.
+
+    The grouping is recorded first (a start with another grouping is refused). Each group has
+    its own checkpoint, log and monitoring tables: a group that fails stops alone, and is
+    restarted alone. A new event type joins its group's next micro-batch (membership is decided
+    from the registry in each batch). Otherwise as :func:`start_stream`."""
+    if tables.group is None:
+        raise ValueError("start_group_stream needs the tables of a group (FeedTables.of_group)")
+    grouping.group(tables.group)  # a group the grouping has
+    if not spark.catalog.tableExists(tables.bronze):
+        raise ValueError(
+            f"{tables.bronze} does not exist yet: start the feed's ingest query (or dbt build) "
+            "before its groups"
+        )
+    record_grouping(spark, tables.event_groups, grouping)
+    process_id = f"{STREAM_PROCESS_PREFIX}{uuid.uuid4()}"
+    app_id = f"spark_cdc.schema_drift/{checkpoint.resolve()}"
+
+    def each_batch(rows: DataFrame, batch_id: int) -> None:
+        session = rows.sparkSession
+        take_in_group_batch(session, rows, batch_id, tables, grouping, app_id, process_id)
+
+    remote_batch = functools.partial(
+        _connect_group_batch,
+        tables=tables,
+        grouping=grouping,
+        app_id=app_id,
+        process_id=process_id,
+    )
+    rows = spark.readStream.format("delta").table(tables.bronze).select(*_GROUP_INPUT)
+    return _start(
+        spark,
+        rows,
+        each_batch,
+        remote_batch,
+        f"schema_drift_{tables.feed}__{tables.group}",
+        tables,
+        checkpoint,
+        process_id,
+        available_now=available_now,
+        trigger_interval=trigger_interval,
+        after_batch=after_batch,
+        metrics_port=metrics_port,
+        metrics_address=metrics_address,
+        query=tables.group,
+    )
+
+
+def _start(
+    spark: SparkSession,
+    source: DataFrame,
+    each_batch: Callable[[DataFrame, int], None],
+    remote_batch: Callable[[DataFrame, int], None],
+    name: str,
+    tables: FeedTables,
+    checkpoint: Path,
+    process_id: str,
+    *,
+    available_now: bool,
+    trigger_interval: str,
+    after_batch: Callable[[int], None] | None,
+    metrics_port: int | None,
+    metrics_address: str,
+    query: str,
+) -> StreamRun:
+    """Start ``source``'s query with its listener (and metrics endpoint, where it is labelled
+    ``query``): ``each_batch`` on a session, ``remote_batch`` on Spark Connect."""
     remote = is_connect(spark)
     metrics, served = None, None
     if metrics_port is not None:
         from spark_cdc.schema_drift.stream_metrics import StreamMetrics
 
-        metrics = StreamMetrics(tables.feed)
+        metrics = StreamMetrics(tables.feed, query)
         served = metrics.serve(metrics_port, metrics_address)
     recorder = ProgressRecorder(name, checkpoint / "status.json", process_id, metrics)
     if remote:
@@ -309,27 +552,16 @@ def start_stream(
         recorder.write_each_report(spark, tables.stream_progress, after_batch)
     spark.streams.addListener(recorder)
 
-    def each_batch(lines: DataFrame, batch_id: int) -> None:
-        session = lines.sparkSession
-        recorder.flush(session, tables.stream_progress)  # the reports of earlier batches
-        take_in_batch(session, lines, batch_id, tables, app_id, process_id)
+    def local_batch(frame: DataFrame, batch_id: int) -> None:
+        recorder.flush(frame.sparkSession, tables.stream_progress)  # earlier batches' reports
+        each_batch(frame, batch_id)
         if after_batch is not None:
             after_batch(batch_id)
 
-    batch_function = (
-        functools.partial(_connect_batch, tables=tables, app_id=app_id, process_id=process_id)
-        if remote
-        else each_batch
-    )
-    lines = (
-        kafka_lines(spark, kafka)
-        if kafka is not None
-        else landing_lines(spark, root, max_files_per_trigger)
-    )
     writer = (
-        lines.writeStream.queryName(name)
+        source.writeStream.queryName(name)
         .option("checkpointLocation", str(checkpoint))
-        .foreachBatch(batch_function)
+        .foreachBatch(remote_batch if remote else local_batch)
     )
     writer = (
         writer.trigger(availableNow=True)

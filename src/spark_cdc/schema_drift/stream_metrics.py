@@ -18,14 +18,17 @@ except ImportError as missing:  # the metrics extra is not installed
         "the stream's metrics endpoint needs prometheus-client: pip install 'spark-cdc[metrics]'"
     ) from missing
 
-LABELS = ("feed",)
+# ``query``: ``feed`` (the one query of a feed), ``ingest`` (bronze and the registry of a feed
+# whose silver runs in event groups) or the event group's name.
+LABELS = ("feed", "query")
 
 
 class StreamMetrics:
-    """The metrics of one feed's stream, in a registry of their own."""
+    """The metrics of one query of a feed, in a registry of their own."""
 
-    def __init__(self, feed: str) -> None:
+    def __init__(self, feed: str, query: str = "feed") -> None:
         self.feed = feed
+        self.query = query
         self.registry = CollectorRegistry()
         common = {"labelnames": LABELS, "registry": self.registry}
         self.batches = Counter(
@@ -55,12 +58,12 @@ class StreamMetrics:
     def observe(self, row: tuple) -> None:
         """Take one progress row (``stream_monitor.progress_row``) that took in lines."""
         _, _, batch_id, _, input_rows, input_rate, processed_rate, duration_ms, _ = row
-        self.batches.labels(self.feed).inc()
-        self.input_rows.labels(self.feed).inc(input_rows)
-        self.last_batch.labels(self.feed).set(batch_id)
-        self.input_rate.labels(self.feed).set(input_rate)
-        self.processed_rate.labels(self.feed).set(processed_rate)
-        self.duration.labels(self.feed).set((duration_ms or 0) / 1000)
+        self.batches.labels(self.feed, self.query).inc()
+        self.input_rows.labels(self.feed, self.query).inc(input_rows)
+        self.last_batch.labels(self.feed, self.query).set(batch_id)
+        self.input_rate.labels(self.feed, self.query).set(input_rate)
+        self.processed_rate.labels(self.feed, self.query).set(processed_rate)
+        self.duration.labels(self.feed, self.query).set((duration_ms or 0) / 1000)
 
     def serve(self, port: int, address: str = "127.0.0.1") -> int:
         """Serve ``/metrics`` on ``address:port`` (port 0: a free one); the port served."""
