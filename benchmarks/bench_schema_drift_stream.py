@@ -219,10 +219,19 @@ def main() -> int:
             after_batch=lambda _batch: ends.append(time.time()),
             ingest_only=grouping is not None,
         )
+        landed: dict[str, float] = {}
+        lander = threading.Thread(
+            target=_land, args=(files, landing, args.file_every, landed), daemon=True
+        )
+        print(
+            f"landing {total:,} events over {len(files) * args.file_every:.0f} s "
+            f"({args.rate:,}/s; the first {len(warm_files)} files are the warm-up)",
+            flush=True,
+        )
+        lander.start()
         marks: dict[str, list[tuple[float, dict[str, int]]]] = {}
         group_runs = []
-        if grouping is not None:
-            run.query.processAllAvailable()  # bronze exists before the groups start
+        if grouping is not None:  # each group waits for bronze (the first landed file)
             for group in grouping.groups:
                 marks[group.name] = []
                 group_runs.append(
@@ -235,16 +244,6 @@ def main() -> int:
                         after_batch=_mark(spark, TABLES.of_group(group.name), marks[group.name]),
                     )
                 )
-        landed: dict[str, float] = {}
-        lander = threading.Thread(
-            target=_land, args=(files, landing, args.file_every, landed), daemon=True
-        )
-        print(
-            f"landing {total:,} events over {len(files) * args.file_every:.0f} s "
-            f"({args.rate:,}/s; the first {len(warm_files)} files are the warm-up)",
-            flush=True,
-        )
-        lander.start()
         while lander.is_alive():
             lander.join(30)
             print(f"  {len(landed)} files landed, {len(ends)} micro-batches done", flush=True)

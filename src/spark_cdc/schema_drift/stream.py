@@ -470,6 +470,7 @@ def start_group_stream(
     after_batch: Callable[[int], None] | None = None,
     metrics_port: int | None = None,
     metrics_address: str = "127.0.0.1",
+    bronze_wait_s: float = 600.0,
 ) -> StreamRun:
     """Start the query of the event group ``tables.group``: bronze read as a Delta stream, each
     micro-batch bringing the silver tables of the group's event types up to the registry.
@@ -477,15 +478,19 @@ def start_group_stream(
     The grouping is recorded first (a start with another grouping is refused). Each group has
     its own checkpoint, log and monitoring tables: a group that fails stops alone, and is
     restarted alone. A new event type joins its group's next micro-batch (membership is decided
-    from the registry in each batch). Otherwise as :func:`start_stream`."""
+    from the registry in each batch). Started before the feed's bronze exists, it waits for it
+    (``bronze_wait_s`` at most). Otherwise as :func:`start_stream`."""
     if tables.group is None:
         raise ValueError("start_group_stream needs the tables of a group (FeedTables.of_group)")
     grouping.group(tables.group)  # a group the grouping has
-    if not spark.catalog.tableExists(tables.bronze):
-        raise ValueError(
-            f"{tables.bronze} does not exist yet: start the feed's ingest query (or dbt build) "
-            "before its groups"
-        )
+    deadline = time.monotonic() + bronze_wait_s
+    while not spark.catalog.tableExists(tables.bronze):  # a group may start before the ingest
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"{tables.bronze} does not exist after {bronze_wait_s:.0f} s: start the feed's "
+                "ingest query (or dbt build) for its groups to read"
+            )
+        time.sleep(1.0)
     record_grouping(spark, tables.event_groups, grouping)
     process_id = f"{STREAM_PROCESS_PREFIX}{uuid.uuid4()}"
     app_id = f"spark_cdc.schema_drift/{checkpoint.resolve()}"
