@@ -1,13 +1,15 @@
-"""The schema-drift stream's drift scenario, run by the suite on the embedded runtime and by the
-engine suite on the warm Connect engine and a standalone cluster."""
+"""The schema-drift stream's drift scenario (and the same files in event groups), run by the suite
+on the embedded runtime and by the engine suite on the warm Connect engine and a standalone
+cluster."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from spark_cdc.schema_drift.event_groups import parse_grouping
 from spark_cdc.schema_drift.silver import last_refresh_completed
-from spark_cdc.schema_drift.stream import FeedTables, start_stream
+from spark_cdc.schema_drift.stream import FeedTables, start_group_stream, start_stream
 
 
 def _land(root: Path, number: int, lines: list) -> None:
@@ -78,3 +80,49 @@ def drift_while_running(spark, work: Path, tables: FeedTables) -> None:
     progress = spark.table(tables.stream_progress).collect()
     assert sum(r.input_rows for r in progress) == 6
     assert sum(r.events for r in spark.table(tables.stream_batches).collect()) == 6
+
+
+def groups_take_in_what_one_query_took(spark, work: Path, tables: FeedTables) -> None:
+    """After :func:`drift_while_running`: the same landed files taken in by an ingest query and
+    two event groups (the talk's type alone, the rest) give the silver tables of the one query."""
+    grouping = parse_grouping({"talk": ["1.1"], "rest": ["*"]})
+    grouped = FeedTables(tables.schema, f"{tables.feed}_grouped", f"{tables.silver_prefix}g_")
+    root = str(work / "landing")
+    # A file a micro-batch: bronze's loads (and so the registry's versions) as the one query's.
+    ingest = {"available_now": True, "ingest_only": True, "max_files_per_trigger": 1}
+    ingested = start_stream(spark, root, grouped, work / "ingest", **ingest)
+    ingested.query.awaitTermination()
+    ingested.finish()
+    runs = [  # the two groups at once
+        start_group_stream(
+            spark, grouped.of_group(group), grouping, work / group, available_now=True
+        )
+        for group in ("talk", "rest")
+    ]
+    for run in runs:
+        run.query.awaitTermination()
+        run.finish()
+
+    def silver(prefix: str) -> dict[str, list]:
+        names = [
+            row.tableName
+            for row in spark.sql(f"show tables in {tables.schema}").collect()
+            if row.tableName.startswith(prefix) and not row.tableName.startswith(f"{prefix}g_")
+        ]
+        found = {}
+        for name in names:
+            frame = spark.table(f"{tables.schema}.{name}").drop("_ingested_at")
+            # By column name: a table built in one refresh orders its columns by the superset,
+            # one that evolved has its newer columns last.
+            rows = [sorted(row.asDict().items()) for row in frame.collect()]
+            found[name.removeprefix(prefix)] = sorted(rows, key=repr)
+        return found
+
+    expected = silver(tables.silver_prefix)
+    assert len(expected) == 3  # 1.1 (by its sanitized name), purchase, signup
+    found = silver(grouped.silver_prefix)
+    assert sorted(found) == sorted(expected)
+    for name, rows in expected.items():
+        assert found[name] == rows, (name, found[name], rows)
+    logged = spark.table(grouped.of_group("talk").silver_loads).select("event_type").collect()
+    assert {row.event_type for row in logged} == {"1.1"}

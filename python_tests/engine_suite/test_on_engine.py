@@ -244,14 +244,15 @@ def test_docs_generate(dbt, query, project: Path, days):
 
 def test_the_schema_drift_stream(target, query, tmp_path, capsys):
     """The stream takes drift in without a restart on the engine (on Connect its micro-batches
-    run in the server's Python worker); a SQL-only target refuses it in one line."""
+    run in the server's Python worker), and so do an ingest query and event groups; a SQL-only
+    target refuses it in one line."""
     if SQL_ONLY:
         from spark_cdc.cli.main import main
 
         assert main(["stream", "schema-drift", "events"]) == 2
         assert "runs SQL only: this command needs a Spark session" in capsys.readouterr().err
         return
-    from stream_support import drift_while_running
+    from stream_support import drift_while_running, groups_take_in_what_one_query_took
 
     from spark_cdc.schema_drift.stream import FeedTables, check_server_python, is_connect
     from spark_cdc.targets import session_for
@@ -261,4 +262,8 @@ def test_the_schema_drift_stream(target, query, tmp_path, capsys):
         assert check_server_python(spark).split(".")[:2] == platform.python_version().split(".")[:2]
     query("drop schema if exists stream_check cascade")
     query("create schema stream_check")
-    drift_while_running(spark, tmp_path, FeedTables("stream_check", "events", "silver__"))
+    tables = FeedTables("stream_check", "events", "silver__")
+    drift_while_running(spark, tmp_path, tables)
+    # Event groups: an ingest query and a query per group (on Connect each group's batches run
+    # in the server's Python worker too).
+    groups_take_in_what_one_query_took(spark, tmp_path, tables)
