@@ -28,11 +28,12 @@ group that fails stops alone, and a new event type joins its group without a res
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -200,11 +201,18 @@ def take_in_batch(
     its monitoring rows."""
     # Read once: bronze takes the lines, the monitoring their files (and Spark's progress
     # report counts each line once).
-    lines = lines.persist()
+    with _persisted(lines) as kept:
+        _take_in(spark, kept, batch_id, tables, app_id, process_id, silver)
+
+
+@contextlib.contextmanager
+def _persisted(frame: DataFrame) -> Iterator[DataFrame]:
+    """``frame`` persisted for the block: a micro-batch's input read once by its steps."""
+    kept = frame.persist()
     try:
-        _take_in(spark, lines, batch_id, tables, app_id, process_id, silver)
+        yield kept
     finally:
-        lines.unpersist()
+        kept.unpersist()
 
 
 def _take_in(
@@ -302,40 +310,25 @@ def take_in_group_batch(
 ) -> None:
     """One micro-batch of an event group's query over bronze: the silver tables of the group's
     event types brought up to the registry, the group's log and latency rows appended."""
-    # Read once: the highest load, then the latencies (and Spark counts each row once).
-    rows = rows.persist()
-    try:
-        _take_in_group(spark, rows, batch_id, tables, grouping, app_id, process_id)
-    finally:
-        rows.unpersist()
-
-
-def _take_in_group(
-    spark: SparkSession,
-    rows: DataFrame,
-    batch_id: int,
-    tables: FeedTables,
-    grouping: Grouping,
-    app_id: str,
-    process_id: str,
-) -> None:
     assert tables.group is not None
-    highest = rows.agg(F.max("load_seq")).first()[0]
-    if highest is None:
-        return
-    _registered(spark, tables.registry, int(highest), REGISTRY_WAIT_S)
-    registry = spark.table(tables.registry)
-    known = [row.event_type for row in registry.select("event_type").distinct().collect()]
-    types = grouping.types_of(tables.group, known)  # read each batch: new types join here
-    ours = F.col("event_type").isin(types)
-    bronze = spark.table(tables.bronze)
-    through = registered_through(registry)
-    _refresh_silver(
-        spark, bronze.where(ours), registry.where(ours), tables, app_id, batch_id, process_id
-    )
-    events = rows.where(ours & (F.col("load_seq") <= through) & F.col("parse_error").isNull())
-    latencies = batch_latencies(events, batch_id, process_id)
-    _append(latencies, tables.stream_batches, f"{app_id}/stream_batches", batch_id)
+    # Read once: the highest load, then the latencies (and Spark counts each row once).
+    with _persisted(rows) as kept:
+        highest = kept.agg(F.max("load_seq")).first()[0]
+        if highest is None:
+            return
+        _registered(spark, tables.registry, int(highest), REGISTRY_WAIT_S)
+        registry = spark.table(tables.registry)
+        known = [row.event_type for row in registry.select("event_type").distinct().collect()]
+        types = grouping.types_of(tables.group, known)  # read each batch: new types join here
+        ours = F.col("event_type").isin(types)
+        bronze = spark.table(tables.bronze)
+        through = registered_through(registry)
+        _refresh_silver(
+            spark, bronze.where(ours), registry.where(ours), tables, app_id, batch_id, process_id
+        )
+        taken = ours & (F.col("load_seq") <= through) & F.col("parse_error").isNull()
+        latencies = batch_latencies(kept.where(taken), batch_id, process_id)
+        _append(latencies, tables.stream_batches, f"{app_id}/stream_batches", batch_id)
 
 
 @dataclass
