@@ -192,12 +192,28 @@
 {% endmacro %}
 
 
-{#- Step 7 of the flow: how many change rows the run cached, kept as a named result that
-    snapshot_run_merged reads after the commit (did this run merge?). -#}
+{#- Step 3 of the flow keeps how many keys the run changes (0 when the digests match) as a named
+    result, for step 7 (is there anything to merge?) and snapshot_run_merged (did this run merge?).
+    A changed key always has a change row (stage 2 keeps each row of stage 1 and gives it the
+    change of the branch whose condition stage 1 matched), so no count of the change rows is
+    needed. -#}
+{% macro snapshot_keep_change_count(changed_keys) %}
+    {%- do store_raw_result(
+        'snapshot_change_count', message='changed keys', code='OK', rows_affected=changed_keys) -%}
+{% endmacro %}
+
+
+{#- Step 7 of the flow: the count step 3 kept (kept again for snapshot_run_merged), or, when none
+    was kept, the cached change rows counted. -#}
 {% macro snapshot_count_changes(changes) %}
-    {%- set counted = run_query('select count(*) from ' ~ changes) -%}
-    {%- do store_result('snapshot_change_count', response='counted', agate_table=counted) -%}
-    {{ return(counted.rows[0][0]) }}
+    {%- set kept = load_result('snapshot_change_count') -%}
+    {%- if kept is none -%}
+        {%- set kept_count = run_query('select count(*) from ' ~ changes).rows[0][0] -%}
+    {%- else -%}
+        {%- set kept_count = kept.response.rows_affected -%}
+    {%- endif -%}
+    {%- do spark_cdc.snapshot_keep_change_count(kept_count) -%}
+    {{ return(kept_count) }}
 {% endmacro %}
 
 
@@ -222,6 +238,6 @@
     {%- if (config.get('file_format') or '') | lower != 'delta' -%}
         {{ return(false) }}
     {%- endif -%}
-    {%- set counted = load_result('snapshot_change_count') -%}
-    {{ return(counted is none or counted.table.rows[0][0] > 0) }}
+    {%- set kept = load_result('snapshot_change_count') -%}
+    {{ return(kept is none or kept.response.rows_affected > 0) }}
 {% endmacro %}

@@ -8,7 +8,8 @@
       1. guards on the config: maintenance settings, the high end date, updated_at's type
       2. plan: per kind of change the condition and the values, and the open-row columns read
       3. changed keys: none when the digests match (timestamp strategy), else one join of the
-         query with the open rows, cached, that checks the query's keys on the way
+         query with the open rows, cached, that checks the query's keys on the way (their
+         count is kept for steps 7 and 9)
       4. guard on the query: an empty query with hard deletes is refused
       5. widen: the first writes, only for a run that will merge (type widening, deletion vectors)
       6. change rows: cached for the MERGE
@@ -52,6 +53,7 @@
     {#- 4. guard on the query -#}
     {%- do spark_cdc.snapshot_refuse_empty_source(strategy, source_sql, found) -%}
 
+    {%- do spark_cdc.snapshot_keep_change_count(found.changed_keys) -%}
     {%- if found.changed_keys == 0 -%}
         {%- do spark_cdc.snapshot_cache_no_changes(target_relation) -%}
         {{ return(staging_sql) }}
