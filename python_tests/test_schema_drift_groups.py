@@ -98,11 +98,16 @@ def test_groups_give_the_silver_tables_one_query_gives(spark, landing, tmp_path,
     )
     assert _run(ingest) is None
     assert _silver(spark, grouped) == {}  # the ingest query writes no silver table
+    batches = {}
     for group in ("orders", "rest"):
         run = start_group_stream(
-            spark, grouped.of_group(group), GROUPING, tmp_path / group, available_now=True
+            spark, grouped.of_group(group), GROUPING, tmp_path / group, **options
         )
         assert _run(run) is None
+        batches[group] = sum(1 for p in run.query.recentProgress if p["numInputRows"] > 0)
+    # One of bronze's data files per micro-batch (--max-files-per-trigger 1 with --group).
+    bronze_files = spark.sql(f"describe detail {grouped.bronze}").first().numFiles
+    assert batches == {"orders": bronze_files, "rest": bronze_files} and bronze_files > 1
 
     expected = _silver(spark, single)
     assert set(expected) == {"order_placed", "order_paid", "page_view", "signup", "wishlist_added"}

@@ -85,7 +85,10 @@ def add_stream_parser(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--trigger-interval", default="30 seconds", help="(30 seconds)")
     parser.add_argument(
-        "--max-files-per-trigger", type=int, default=None, help="files per micro-batch (all)"
+        "--max-files-per-trigger",
+        type=int,
+        default=None,
+        help="files per micro-batch (all): landed files, or with --group bronze's data files",
     )
     parser.add_argument(
         "--checkpoint",
@@ -150,7 +153,14 @@ def _start(args: argparse.Namespace, spark: Any, settings: FeedSettings, after_b
         if args.kafka_bootstrap_servers:
             raise SettingsError("--group reads bronze: give Kafka to the --ingest-only query")
         tables = settings.tables.of_group(settings.grouping.group(args.group).name)
-        return start_group_stream(spark, tables, settings.grouping, checkpoint, **common)
+        return start_group_stream(
+            spark,
+            tables,
+            settings.grouping,
+            checkpoint,
+            max_files_per_trigger=args.max_files_per_trigger,
+            **common,
+        )
     return start_stream(
         spark,
         settings.landing_root,

@@ -464,6 +464,7 @@ def start_group_stream(
     metrics_port: int | None = None,
     metrics_address: str = "127.0.0.1",
     bronze_wait_s: float = 600.0,
+    max_files_per_trigger: int | None = None,
 ) -> StreamRun:
     """Start the query of the event group ``tables.group``: bronze read as a Delta stream, each
     micro-batch bringing the silver tables of the group's event types up to the registry.
@@ -472,7 +473,8 @@ def start_group_stream(
     its own checkpoint, log and monitoring tables: a group that fails stops alone, and is
     restarted alone. A new event type joins its group's next micro-batch (membership is decided
     from the registry in each batch). Started before the feed's bronze exists, it waits for it
-    (``bronze_wait_s`` at most). Otherwise as :func:`start_stream`."""
+    (``bronze_wait_s`` at most). ``max_files_per_trigger`` bounds a micro-batch by bronze's
+    data files (Delta's own option). Otherwise as :func:`start_stream`."""
     if tables.group is None:
         raise ValueError("start_group_stream needs the tables of a group (FeedTables.of_group)")
     grouping.group(tables.group)  # a group the grouping has
@@ -499,7 +501,10 @@ def start_group_stream(
         app_id=app_id,
         process_id=process_id,
     )
-    rows = spark.readStream.format("delta").table(tables.bronze).select(*_GROUP_INPUT)
+    reader = spark.readStream.format("delta")
+    if max_files_per_trigger:
+        reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
+    rows = reader.table(tables.bronze).select(*_GROUP_INPUT)
     return _start(
         spark,
         rows,
