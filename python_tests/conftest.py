@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyspark.core.context as spark_context
 import pytest
-from support import PROJECT_DIR, copy_project, dbt_invoker
+from support import PROJECT_DIR, copy_project, dbt_invoker, module_schema
 
 # The project's profiles (as `make test` exports it), for what runs dbt or spark-cdc in-process.
 os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_DIR / "profiles"))
@@ -81,6 +81,29 @@ if "SPARK_CDC_ENGINE_SUITE" not in os.environ:
     # test_engine_standalone.py, each on the engine it started.
     os.environ["SPARK_CDC_TARGET"] = "local"
     collect_ignore = ["engine_suite"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def module_schema_in_profile(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The module's own schema (support.module_schema) as the profile's while its tests run:
+    what dbt and the library build in-process lands there, so no test finds or drops another
+    module's tables whatever the order of the files. (Commands in processes of their own get
+    the default schema: support.command_env drops SPARK_CDC_* variables; the engine suite runs
+    on an engine of its own.) A module that runs the docs' commands as written, which name the
+    default schema, says so with ``PROFILE_SCHEMA = "spark_cdc"``; it is then the only one there."""
+    if "SPARK_CDC_ENGINE_SUITE" in os.environ:
+        yield os.environ.get("SPARK_CDC_SCHEMA", "spark_cdc")
+        return
+    schema = getattr(request.module, "PROFILE_SCHEMA", None) or module_schema(str(request.path))
+    before = os.environ.get("SPARK_CDC_SCHEMA")
+    os.environ["SPARK_CDC_SCHEMA"] = schema
+    try:
+        yield schema
+    finally:
+        if before is None:
+            os.environ.pop("SPARK_CDC_SCHEMA", None)
+        else:
+            os.environ["SPARK_CDC_SCHEMA"] = before
 
 
 @pytest.fixture(scope="session")

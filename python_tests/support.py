@@ -39,6 +39,12 @@ DOC_PAGES = [
 ]
 
 
+def module_schema(test_file: str) -> str:
+    """The schema a test module's tables live in (the profile's schema while it runs, set by
+    conftest.py): one per module, so that no module finds another's tables."""
+    return "t_" + Path(test_file).stem.removeprefix("test_")
+
+
 def docs_text() -> str:
     """The README and every docs page, one after the other."""
     return "\n".join(page.read_text() for page in DOC_PAGES)

@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
-from support import copy_project, dbt_invoker, messages
+from support import copy_project, dbt_invoker, messages, module_schema
 
 from spark_cdc.change_events.debezium import normalize_debezium
 from spark_cdc.change_events.landing import InitialRowsError, land_batch_files, land_initial_rows
@@ -49,6 +49,8 @@ from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.registry import registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, parse_events
 from spark_cdc_dev.table_state import latest_version
+
+MODULE_SCHEMA = module_schema(__file__)  # this module's tables (conftest.py)
 
 TEN_MB = "x" * (10 * 1024 * 1024)
 
@@ -991,7 +993,7 @@ def snapshot_project(spark, tmp_path_factory):
     project = copy_project(tmp_path_factory.mktemp("matrix_snapshot") / "spark_cdc")
     (project / "snapshots" / "matrix_snapshot.yml").write_text(SNAPSHOT_YML)
     dbt = dbt_invoker(project)
-    spark.sql("drop table if exists spark_cdc.matrix_snapshot")
+    spark.sql(f"drop table if exists {MODULE_SCHEMA}.matrix_snapshot")
     _snapshot_source(spark, DAY_ONE)
     dbt("snapshot", "--select", "matrix_snapshot")
     return dbt
@@ -1003,7 +1005,7 @@ def snapshot_project(spark, tmp_path_factory):
     ids=[c[0] for c in SNAPSHOT_CASES],
 )
 def test_bad_snapshot_input(spark, snapshot_project, name, source, variables, error):
-    table = "spark_cdc.matrix_snapshot"
+    table = f"{MODULE_SCHEMA}.matrix_snapshot"
     before = (latest_version(spark, table), sorted(map(tuple, spark.table(table).collect())))
     _snapshot_source(spark, **source)
     options = ["--vars", json.dumps(variables)] if variables else []

@@ -9,19 +9,21 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from support import SqlStatements, table_digests
+from support import SqlStatements, module_schema, table_digests
 
 from spark_cdc.change_events.history_feed import FEED_PROPERTY, feed_enabled
 from spark_cdc.change_events.landing import land_batch_files, land_initial_rows
 from spark_cdc.generators.change_events import SCHEMA, StreamSpec, write_stream
-from spark_cdc_dev.main_job import CHANGE_EVENT_TABLES
+from spark_cdc_dev.main_job import change_event_tables
+
+MODULE_SCHEMA = module_schema(__file__)  # this module's tables (conftest.py)
 
 SELECT = ["--select", "stg_change_events__customers+", "stg_change_events__customers_initial+"]
 FEED = "landing.customers_change_events"
-HISTORY = "spark_cdc.change_events__customers_history"
+HISTORY = f"{MODULE_SCHEMA}.change_events__customers_history"
 # What a run killed after its ledger commit did not build.
 HISTORY_MODELS = "change_events__customers_history+"
-CURRENT = "spark_cdc.change_events__customers_current"
+CURRENT = f"{MODULE_SCHEMA}.change_events__customers_current"
 
 
 def _timestamp(text: str) -> datetime:
@@ -58,7 +60,7 @@ def stream(tmp_path_factory) -> tuple[Path, dict]:
 def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     folder, manifest = stream
     # Start from nothing: another test file of this process may have built these tables.
-    for table in CHANGE_EVENT_TABLES:
+    for table in change_event_tables(MODULE_SCHEMA):
         spark.sql(f"drop table if exists {table}")
     land_initial_rows(
         spark, "landing.customers_initial_rows", folder / "initial_state.jsonl", SCHEMA
@@ -81,7 +83,7 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     for model in ("int_change_events__customers_ledger", "change_events__customers_history"):
         assert f"from {model}__dbt_tmp" in text or f"using {model}__dbt_tmp" in text
         assert f"drop view if exists {model}__dbt_tmp" in text
-    assert "spark_cdc.int_change_events__customers_ledger__dbt_tmp" not in text
+    assert f"{MODULE_SCHEMA}.int_change_events__customers_ledger__dbt_tmp" not in text
     # The third run is killed after its ledger commit, before its history: the next run writes
     # the history of its batch too. The summary must count each run as if uninterrupted.
     land_batch_files(spark, FEED, files[4:5])
@@ -97,7 +99,7 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     assert _current(spark) == _expected(folder)
     assert feed_enabled(spark, HISTORY)
 
-    summary = spark.table("spark_cdc.change_events__customers_run_summary").collect()
+    summary = spark.table(f"{MODULE_SCHEMA}.change_events__customers_run_summary").collect()
     assert len(summary) == 4 and sum(r.batches for r in summary) == len(files)
     assert sum(r.events_in for r in summary) == manifest["events"]
     assert sum(r.applied for r in summary) == manifest["applied"]
@@ -107,19 +109,19 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     # one included: it took in events, so it wrote versions).
     assert sum(r.versions_written for r in summary) == spark.table(HISTORY).count()
     assert all(r.versions_written > 0 for r in summary)
-    quarantine = spark.table("spark_cdc.change_events__customers_quarantine")
+    quarantine = spark.table(f"{MODULE_SCHEMA}.change_events__customers_quarantine")
     reasons = {r[0]: r[1] for r in quarantine.groupBy("quarantine_reason").count().collect()}
     assert reasons == manifest["quarantine_reasons"]
 
-    every_table = table_digests(spark, "spark_cdc", "change_events__", "int_change_events__")
+    every_table = table_digests(spark, MODULE_SCHEMA, "change_events__", "int_change_events__")
     dbt("build", *SELECT)  # no new batch: nothing changes
     assert _current(spark) == _expected(folder)
     # Every table of the source (ledger, history, current, quarantine, run summary) as it was,
     # process ids included.
     assert (
-        table_digests(spark, "spark_cdc", "change_events__", "int_change_events__") == every_table
+        table_digests(spark, MODULE_SCHEMA, "change_events__", "int_change_events__") == every_table
     )
-    assert spark.table("spark_cdc.change_events__customers_run_summary").count() == 4
+    assert spark.table(f"{MODULE_SCHEMA}.change_events__customers_run_summary").count() == 4
 
     history = Counter(map(tuple, spark.table(HISTORY).drop("process_id").collect()))
     dbt("build", *SELECT, "--full-refresh")
@@ -132,7 +134,7 @@ def test_delta_statistics_cover_what_runs_filter_on(spark, stream):
     the columns their runs filter on only."""
 
     def stats_columns(table: str) -> str | None:
-        properties = spark.sql(f"show tblproperties spark_cdc.{table}").collect()
+        properties = spark.sql(f"show tblproperties {MODULE_SCHEMA}.{table}").collect()
         return {r.key: r.value for r in properties}.get("delta.dataSkippingStatsColumns")
 
     assert stats_columns("int_change_events__customers_ledger") == (
@@ -179,7 +181,7 @@ def test_the_source_tests_read_what_the_latest_run_changed(spark, dbt, tmp_path)
     """The ledger's and the history's data tests read the rows the latest incremental run
     changed (the ledger's new batches, the versions ending at or after the run's earliest new
     event): a defect planted below that passes them; a full audit reads every row and finds it."""
-    for table in CHANGE_EVENT_TABLES:
+    for table in change_event_tables(MODULE_SCHEMA):
         spark.sql(f"drop table if exists {table}")
     spec = StreamSpec(
         initial_rows=40,
@@ -199,7 +201,7 @@ def test_the_source_tests_read_what_the_latest_run_changed(spark, dbt, tmp_path)
     dbt("run", *SELECT)
     # Defects in rows of the first build: a ledger status no rule gives, and a closed version
     # that ends one second before its next version starts.
-    ledger = "spark_cdc.int_change_events__customers_ledger"
+    ledger = f"{MODULE_SCHEMA}.int_change_events__customers_ledger"
     fingerprint = spark.table(ledger).where("_batch_id = 0").first().event_fingerprint
     spark.sql(f"update {ledger} set status = 'bogus' where event_fingerprint = '{fingerprint}'")
     oldest = spark.table(HISTORY).where("not is_current").orderBy("valid_to").first()
@@ -240,7 +242,7 @@ def test_a_tie_with_an_earlier_run_recounts_that_runs_ambiguous_versions(spark, 
     """A later run's event at the very position (key, event_ts, event_seq) of an event an earlier
     run applied makes both versions ambiguous: the run summary recounts the earlier run too, so
     that every ambiguous version counts once, for the run that took in its event."""
-    for table in CHANGE_EVENT_TABLES:
+    for table in change_event_tables(MODULE_SCHEMA):
         spark.sql(f"drop table if exists {table}")
     spec = StreamSpec(
         initial_rows=20,
@@ -279,14 +281,14 @@ def test_a_tie_with_an_earlier_run_recounts_that_runs_ambiguous_versions(spark, 
     land_batch_files(spark, FEED, [path])
     dbt("run", *SELECT)
 
-    ledger = spark.table("spark_cdc.int_change_events__customers_ledger")
+    ledger = spark.table(f"{MODULE_SCHEMA}.int_change_events__customers_ledger")
     owners = ledger.where("status = 'applied'").select("event_fingerprint", "process_id")
     ambiguous = spark.table(HISTORY).where("is_ambiguous").drop("process_id")
     counted = {
         r.process_id: r["count"]
         for r in ambiguous.join(owners, "event_fingerprint").groupBy("process_id").count().collect()
     }
-    summary = spark.table("spark_cdc.change_events__customers_run_summary")
+    summary = spark.table(f"{MODULE_SCHEMA}.change_events__customers_run_summary")
     rows = {r.process_id: r.ambiguous_versions for r in summary.collect()}
     assert len(rows) == 2 and sorted(counted.values()) == [1, 1]
     assert rows == counted

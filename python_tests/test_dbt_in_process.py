@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 from servers import free_port, wait_for_port
-from support import BIN, command_env
+from support import BIN, command_env, module_schema
+
+MODULE_SCHEMA = module_schema(__file__)  # this module's tables (conftest.py)
 
 # The seed and the tables built from it hold the five customers of seeds/raw_customers.csv.
 RAW_CUSTOMERS = 5
@@ -35,16 +37,17 @@ def docs_target(spark, dbt, dbt_project: Path) -> Path:
 
 
 def test_seed_snapshot_python_model_and_docs(spark, docs_target: Path):
-    snapshot = spark.table("spark_cdc.customers_snapshot")
+    snapshot = spark.table(f"{MODULE_SCHEMA}.customers_snapshot")
     assert snapshot.count() == RAW_CUSTOMERS
     assert snapshot.where("dbt_valid_to is null").count() == RAW_CUSTOMERS
     by_segment = {
-        r.segment: r.customer_count for r in spark.table("spark_cdc.customers_by_segment").collect()
+        r.segment: r.customer_count
+        for r in spark.table(f"{MODULE_SCHEMA}.customers_by_segment").collect()
     }
     assert by_segment == {"retail": 3, "corporate": 2}
     provider = [
         r.data_type
-        for r in spark.sql("describe extended spark_cdc.customers_snapshot").collect()
+        for r in spark.sql(f"describe extended {MODULE_SCHEMA}.customers_snapshot").collect()
         if r.col_name == "Provider"
     ]
     assert provider == ["delta"]
@@ -80,7 +83,7 @@ def test_the_catalog_shows_the_row_counts_of_delta_tables(spark, docs_target: Pa
         return stats["rows"]["value"] if "rows" in stats else None
 
     # Counted by Spark here, independently of the catalog's listing.
-    segments = spark.table("spark_cdc.customers_by_segment").count()
+    segments = spark.table(f"{MODULE_SCHEMA}.customers_by_segment").count()
     assert rows("seed.spark_cdc.raw_customers") == RAW_CUSTOMERS
     assert rows("snapshot.spark_cdc.customers_snapshot") == RAW_CUSTOMERS
     assert rows("model.spark_cdc.customers_by_segment") == segments == 2
@@ -92,7 +95,7 @@ def test_the_catalog_shows_the_row_counts_of_delta_tables(spark, docs_target: Pa
         "model.spark_cdc.customers_by_segment",
     ):
         name = unique_id.rsplit(".", 1)[1]
-        size = spark.sql(f"describe detail spark_cdc.{name}").first().sizeInBytes
+        size = spark.sql(f"describe detail {MODULE_SCHEMA}.{name}").first().sizeInBytes
         assert catalog[unique_id]["stats"]["bytes"]["value"] == size > 0
     # A view has no statistics line: no row count is made up for it.
     assert rows("model.spark_cdc.stg_customers") is None

@@ -8,11 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from support import messages, table_digests
+from support import messages, module_schema, table_digests
 
 from spark_cdc.generators.extracts import article_example, generate_extracts
 from spark_cdc.hash_cdc.compare import HISTORY_TABLE_PROPERTIES, TABLE_PROPERTIES
-from spark_cdc_dev.main_job import HASH_CDC_TABLES
+from spark_cdc_dev.main_job import hash_cdc_tables
+
+MODULE_SCHEMA = module_schema(__file__)  # this module's tables (conftest.py)
 
 DATES = ["2019-06-18", "2019-06-19", "2019-06-20"]
 SELECT = ["--select", "stg_hash_cdc__synthetic+"]
@@ -44,7 +46,7 @@ GUARD_FIGURES = {
 
 def _summary(spark, date: str) -> dict:
     rows = spark.sql(
-        f"select * from spark_cdc.hash_cdc__synthetic_run_summary where eff_date = '{date}'"
+        f"select * from {MODULE_SCHEMA}.hash_cdc__synthetic_run_summary where eff_date = '{date}'"
     ).collect()
     assert len(rows) == 1
     row = rows[0].asDict()
@@ -54,27 +56,27 @@ def _summary(spark, date: str) -> dict:
 
 def _history_counts(spark, date: str) -> dict:
     rows = spark.sql(
-        "select operation, count(*) as n from spark_cdc.hash_cdc__synthetic_history "
+        f"select operation, count(*) as n from {MODULE_SCHEMA}.hash_cdc__synthetic_history "
         f"where eff_start_date = '{date}' group by operation"
     ).collect()
     return {r.operation: r.n for r in rows}
 
 
 def _current(spark) -> list[tuple]:
-    rows = spark.table("spark_cdc.hash_cdc__synthetic_current").collect()
+    rows = spark.table(f"{MODULE_SCHEMA}.hash_cdc__synthetic_current").collect()
     return sorted(tuple(r) for r in rows)
 
 
 def _every_table(spark) -> dict:
     return {
-        **table_digests(spark, "spark_cdc", "hash_cdc__"),
+        **table_digests(spark, MODULE_SCHEMA, "hash_cdc__"),
         **table_digests(spark, "spark_cdc_restricted", "hash_cdc__"),
     }
 
 
 @pytest.fixture(scope="module")
 def three_days(spark, dbt, landing) -> dict[str, list[tuple]]:
-    for table in HASH_CDC_TABLES:
+    for table in hash_cdc_tables(MODULE_SCHEMA):
         spark.sql(f"drop table if exists {table}")
     states = {}
     for date in DATES:
@@ -111,7 +113,7 @@ def test_operation_counts_match_the_generator_exactly(spark, three_days):
         }
         assert _history_counts(spark, date) == {"I": 2_000, "U": 4_000, "D": 2_000}
     assert _history_counts(spark, DATES[0]) == {"I": 10_000}
-    current = spark.table("spark_cdc.hash_cdc__synthetic_current")
+    current = spark.table(f"{MODULE_SCHEMA}.hash_cdc__synthetic_current")
     # 10,000 supplied keys plus the tombstones of both days' 2,000 deletions.
     assert current.count() == 14_000
     assert current.where("operation = 'D'").count() == 4_000
@@ -119,7 +121,7 @@ def test_operation_counts_match_the_generator_exactly(spark, three_days):
 
 def test_delta_statistics_cover_the_operation_and_date_only(spark, three_days):
     def stats_columns(table: str) -> str:
-        properties = spark.sql(f"show tblproperties spark_cdc.{table}").collect()
+        properties = spark.sql(f"show tblproperties {MODULE_SCHEMA}.{table}").collect()
         return {r.key: r.value for r in properties}.get("delta.dataSkippingStatsColumns")
 
     # The dbt models configure what the library declares (the history's in its SQL config).
@@ -131,9 +133,9 @@ def test_delta_statistics_cover_the_operation_and_date_only(spark, three_days):
 
 
 def test_sensitive_columns_live_in_their_own_table(spark, three_days):
-    current = spark.table("spark_cdc.hash_cdc__synthetic_current")
+    current = spark.table(f"{MODULE_SCHEMA}.hash_cdc__synthetic_current")
     assert "attr_10" not in current.columns
-    sensitive = spark.table("spark_cdc_restricted.hash_cdc__synthetic_sensitive")
+    sensitive = spark.table(f"{MODULE_SCHEMA}_restricted.hash_cdc__synthetic_sensitive")
     assert set(sensitive.columns) == {"key_hash", "attr_10", "supplied_on"}
     live = current.where("operation != 'D'").select("key_hash")
     assert live.join(sensitive, "key_hash", "left_anti").count() == 0
@@ -187,7 +189,7 @@ def test_bad_rows_are_quarantined_with_reasons_and_counts_reconcile(
     reasons = sorted(
         r.quarantine_reason
         for r in spark.sql(
-            "select quarantine_reason from spark_cdc.hash_cdc__synthetic_quarantine "
+            f"select quarantine_reason from {MODULE_SCHEMA}.hash_cdc__synthetic_quarantine "
             "where eff_date = '2019-06-21'"
         ).collect()
     )

@@ -10,21 +10,21 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support import messages
+from support import messages, module_schema
 
 from spark_cdc.generators.extracts import article_example, generate_extracts
 from spark_cdc_dev.table_state import versions
 
 DAY1, DAY2 = "2019-06-18", "2019-06-19"
 SELECT = ["--select", "stg_hash_cdc__synthetic+"]
-SCHEMA = "spark_cdc"
+SCHEMA = module_schema(__file__)  # this module's tables (conftest.py)
 CURRENT = f"{SCHEMA}.hash_cdc__synthetic_current"
 OUTPUTS = (
     CURRENT,
     f"{SCHEMA}.hash_cdc__synthetic_history",
     f"{SCHEMA}.hash_cdc__synthetic_quarantine",
     f"{SCHEMA}.hash_cdc__synthetic_run_summary",
-    "spark_cdc_restricted.hash_cdc__synthetic_sensitive",
+    f"{SCHEMA}_restricted.hash_cdc__synthetic_sensitive",
 )
 STAGING = f"{SCHEMA}.stg_hash_cdc__synthetic"
 

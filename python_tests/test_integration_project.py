@@ -14,7 +14,8 @@ from support import copy_project, dbt_invoker, messages
 
 from spark_cdc.cli.dbt_invoke import last_invocation_id
 
-SCHEMA = "spark_cdc_integration_tests"
+# The integration project's own profile schema, as its users run it (conftest.py).
+SCHEMA = PROFILE_SCHEMA = "spark_cdc_integration_tests"
 HIGH = dt.datetime(9999, 12, 31, 23, 59, 59)
 
 

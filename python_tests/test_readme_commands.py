@@ -21,8 +21,15 @@ from support import DOC_PAGES, copy_project, messages
 
 from spark_cdc.cli.dbt_invoke import run_dbt
 from spark_cdc.cli.main import main as spark_cdc
-from spark_cdc_dev.main_job import CHANGE_EVENT_TABLES, EXAMPLE_SNAPSHOTS, HASH_CDC_TABLES
+from spark_cdc_dev.main_job import (
+    DEFAULT_SCHEMA,
+    EXAMPLE_SNAPSHOTS,
+    change_event_tables,
+    hash_cdc_tables,
+)
 
+# The commands name the default schema, as a reader's run of them does (conftest.py).
+PROFILE_SCHEMA = DEFAULT_SCHEMA
 MARKER = re.compile(r"<!-- readme-test: ([\w-]+) -->\s*```bash\n(.*?)```", re.DOTALL)
 
 
@@ -43,10 +50,10 @@ def workdir(spark, spark_home, tmp_path_factory):
     """A project copy to run from, its .spark_cdc being this process's home; demo tables gone."""
     project = copy_project(tmp_path_factory.mktemp("readme") / "spark_cdc")
     (project / ".spark_cdc").symlink_to(spark_home)
-    for table in (*HASH_CDC_TABLES, *CHANGE_EVENT_TABLES):
+    for table in (*hash_cdc_tables(PROFILE_SCHEMA), *change_event_tables(PROFILE_SCHEMA)):
         spark.sql(f"drop table if exists {table}")
     for name in (*EXAMPLE_SNAPSHOTS, "customers_snapshot"):
-        spark.sql(f"drop table if exists spark_cdc.{name}")
+        spark.sql(f"drop table if exists {PROFILE_SCHEMA}.{name}")
     before = Path.cwd()
     os.chdir(project)
     previous = os.environ.get("DBT_PROFILES_DIR")

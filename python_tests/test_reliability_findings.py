@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from support import module_schema
 
 from spark_cdc.change_events.debezium import normalize_debezium
 from spark_cdc.change_events.landing import land_initial_rows
@@ -15,9 +16,9 @@ from spark_cdc.change_events.normalize import REASON, normalize_events
 from spark_cdc.cli.main import main
 from spark_cdc.generators.change_events import SCHEMA as TARGET
 from spark_cdc.generators.change_events import StreamSpec, write_stream
-from spark_cdc_dev.main_job import CHANGE_EVENT_SELECTION, CHANGE_EVENT_TABLES
+from spark_cdc_dev.main_job import CHANGE_EVENT_SELECTION, change_event_tables
 
-SCHEMA = "spark_cdc"
+SCHEMA = module_schema(__file__)  # this module's tables (conftest.py)
 FEED = "landing.customers_change_events"
 
 
@@ -79,7 +80,7 @@ def test_a_deeply_nested_line_is_quarantined_and_every_other_type_gets_its_silve
 def test_an_unparseable_event_ts_lands_and_is_quarantined_while_the_batch_applies(
     spark, dbt, tmp_path
 ):
-    for table in CHANGE_EVENT_TABLES:
+    for table in change_event_tables(SCHEMA):
         spark.sql(f"drop table if exists {table}")
     spec = StreamSpec(initial_rows=50, events=400, batches=2, malformed_rate=0.0, seed=5)
     write_stream(spec, tmp_path, show_progress=False)

@@ -10,10 +10,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from support import SqlStatements, table_digests
+from support import SqlStatements, module_schema, table_digests
 
 SELECT = ["--select", "stg_schema_drift__events+"]
-SCHEMA = "spark_cdc"
+SCHEMA = module_schema(__file__)  # this module's tables (conftest.py)
 PREFIX = f"{SCHEMA}.schema_drift_silver__events__"
 TALK = f"{PREFIX}1_1_b05e2447"  # "1.1" is not [a-z0-9_]+: sanitized name + hash prefix
 

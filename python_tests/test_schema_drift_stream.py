@@ -14,13 +14,12 @@ import subprocess
 import time
 from collections import Counter
 from pathlib import Path
-from urllib.request import urlopen
 
 import pytest
 from pyspark.sql import functions as F
 from servers import kafka_broker
-from stream_support import drift_while_running
-from support import BIN, command_env, copy_project, run_command
+from stream_support import drift_while_running, scrape_metrics
+from support import BIN, command_env, copy_project, module_schema, run_command
 
 from spark_cdc.cli.main import main as spark_cdc
 from spark_cdc.generators.json_events import JsonEventSpec, write_batches
@@ -32,7 +31,7 @@ from spark_cdc.schema_drift.stream import (
     start_stream,
 )
 
-SCHEMA = "spark_cdc"
+SCHEMA = module_schema(__file__)  # this module's tables (conftest.py)
 TABLES = FeedTables(SCHEMA, "events", "schema_drift_silver__events__")
 MONITORING = ("schema_drift__events_quarantine", "schema_drift__events_run_summary")
 # Columns that hold when or by which run a row was written: they differ between any two runs.
@@ -268,7 +267,8 @@ def test_the_stream_process_killed_mid_batch_then_run_again_gives_the_same_table
     home = tmp_path / "home"
     _land_all(batches, home / "landing" / "schema_drift" / "events")
     project = copy_project(tmp_path / "spark_cdc")
-    env = command_env(home, SPARK_CDC_TARGET="local")
+    # The module's schema, so that its tables have the names of the uninterrupted run's.
+    env = command_env(home, SPARK_CDC_TARGET="local", SPARK_CDC_SCHEMA=SCHEMA)
     command = [
         str(BIN / "spark-cdc"), "stream", "schema-drift", "events",
         "--available-now", "--max-files-per-trigger", "1",
@@ -362,20 +362,6 @@ def test_a_lines_batch_id_is_the_name_of_its_files_folder(spark):
     assert {row.path: row.folder for row in got} == {path: path.split("/")[-2] for path in paths}
 
 
-def _scrape(port: int, feed: str) -> dict[str, float]:
-    """The endpoint's samples of ``feed``, by name."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    with urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
-        text = response.read().decode()
-    return {
-        sample.name: sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-        if sample.labels.get("feed") == feed
-    }
-
-
 def test_the_metrics_endpoint_serves_what_the_progress_table_holds(spark, batches, tmp_path):
     tables = FeedTables(SCHEMA, "metered", "schema_drift_silver__metered__")
     spark.sql(f"create schema if not exists {SCHEMA}")
@@ -393,14 +379,14 @@ def test_the_metrics_endpoint_serves_what_the_progress_table_holds(spark, batche
         tmp_path / "checkpoint",
         available_now=True,
         max_files_per_trigger=1,
-        after_batch=lambda _: during.append(_scrape(port["value"], "metered")),
+        after_batch=lambda _: during.append(scrape_metrics(port["value"], "metered")),
         metrics_port=0,
     )
     port["value"] = run.metrics_port
     try:
         run.query.awaitTermination()
         run.finish()
-        after = _scrape(run.metrics_port, "metered")
+        after = scrape_metrics(run.metrics_port, "metered")
     finally:
         run.close_metrics()
     rows = spark.table(tables.stream_progress).orderBy("batch_id").collect()
@@ -425,7 +411,7 @@ def test_the_metrics_endpoint_serves_what_the_progress_table_holds(spark, batche
         last.batch_duration_ms / 1000
     )
     with pytest.raises(OSError):  # closed with the stream
-        _scrape(run.metrics_port, "metered")
+        scrape_metrics(run.metrics_port, "metered")
 
 
 @pytest.fixture(scope="module")

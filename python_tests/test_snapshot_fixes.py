@@ -1,9 +1,9 @@
 """What stock dbt-spark 1.11.0 snapshots get wrong, and that the project's overrides get right.
 
 Each scenario runs twice on the same source data: on a copy of the project without the snapshot
-macro overrides (stock dbt-spark + dbt-adapters behaviour, schema spark_cdc_stock) and on a copy
-with them (schema spark_cdc_fixed). The tests assert the project's behaviour; stock's is checked
-to still show the bug each override fixes, and when upstream fixes one the test warns (an
+macro overrides (stock dbt-spark + dbt-adapters behaviour, schema `<module schema>_stock`) and on
+a copy with them (`<module schema>_fixed`). The tests assert the project's behaviour; stock's is
+checked to still show the bug each override fixes, and when upstream fixes one the test warns (an
 override that may go), it does not fail.
 """
 
@@ -16,10 +16,12 @@ import warnings
 from pathlib import Path
 
 import pytest
-from support import PROJECT_DIR, SqlStatements, dbt_invoker, messages
+from support import PROJECT_DIR, SqlStatements, dbt_invoker, messages, module_schema
 
 from spark_cdc_dev.project_copies import snapshot_variant
 from spark_cdc_dev.table_state import versions
+
+MODULE_SCHEMA = module_schema(__file__)  # this module's tables (conftest.py)
 
 SCENARIOS_YML = """
 version: 2
@@ -139,7 +141,7 @@ def _snapshot(runs, which: str, name: str, expect_success: bool = True):
 
 
 def _rows(spark, which: str, name: str) -> list[dict]:
-    return [r.asDict() for r in spark.table(f"spark_cdc_{which}.{name}").collect()]
+    return [r.asDict() for r in spark.table(f"{MODULE_SCHEMA}_{which}.{name}").collect()]
 
 
 def _failure(result) -> str:
@@ -185,14 +187,14 @@ def test_composite_key_does_not_leak_helper_columns(spark, runs):
             result = _snapshot(runs, which, "sc_composite", expect_success=False)
             outcomes[which].append(result.success)
     assert outcomes["fixed"] == [True, True, True]
-    fixed_columns = spark.table("spark_cdc_fixed.sc_composite").columns
+    fixed_columns = spark.table(f"{MODULE_SCHEMA}_fixed.sc_composite").columns
     assert not [c for c in fixed_columns if c.startswith("dbt_unique_key")]
     fixed = _rows(spark, "fixed", "sc_composite")
     assert sorted((r["region"], r["name"]) for r in fixed if r["dbt_valid_to"] is None) == [
         ("EU", "Ann C")
     ]
     # dbt-adapters#2101: the second run adds the helper columns to the target and fails.
-    stock_columns = spark.table("spark_cdc_stock.sc_composite").columns
+    stock_columns = spark.table(f"{MODULE_SCHEMA}_stock.sc_composite").columns
     _upstream_bug("dbt_unique_key_1" in stock_columns, "dbt-adapters#2101")
     _upstream_bug(outcomes["stock"][0] and not any(outcomes["stock"][1:]), "dbt-adapters#2101")
 
@@ -247,14 +249,14 @@ def test_duplicate_keys_fail_before_the_merge_naming_the_keys(spark, runs):
     _source(spark, "dupes", PEOPLE, [(None, "Nobody", T1), (2, "Ben", T1)])
     nulls = _failure(_snapshot(runs, "fixed", "sc_dupes", expect_success=False))
     assert "NULL or duplicate unique_key values" in nulls and "(id=NULL) x1" in nulls
-    assert not spark.catalog.tableExists("spark_cdc_fixed.sc_dupes")
+    assert not spark.catalog.tableExists(f"{MODULE_SCHEMA}_fixed.sc_dupes")
     _source(spark, "dupes", PEOPLE, [(1, "Ann", T1), (1, "Annie", T1), (2, "Ben", T1)])
     fixed = _snapshot(runs, "fixed", "sc_dupes", expect_success=False)
     stock = _snapshot(runs, "stock", "sc_dupes", expect_success=False)
     assert not fixed.success
     message = _failure(fixed)
     assert "duplicate unique_key values" in message and "(id=1) x2" in message
-    assert not spark.catalog.tableExists("spark_cdc_fixed.sc_dupes")
+    assert not spark.catalog.tableExists(f"{MODULE_SCHEMA}_fixed.sc_dupes")
     # Stock: the first run silently stores two versions of key 1 with one dbt_scd_id.
     stock_rows = (
         [r for r in _rows(spark, "stock", "sc_dupes") if r["id"] == 1] if stock.success else []
@@ -279,8 +281,8 @@ def test_concurrent_runs_do_not_share_a_staging_view(spark, runs):
         _snapshot(runs, which, "sc_concurrent")
     # Another run of the same snapshot is between building its staging view and merging it.
     other_views = {
-        "fixed": "spark_cdc_fixed.sc_concurrent__dbt_tmp_0123456789abcdef",
-        "stock": "spark_cdc_stock.sc_concurrent__dbt_tmp",
+        "fixed": f"{MODULE_SCHEMA}_fixed.sc_concurrent__dbt_tmp_0123456789abcdef",
+        "stock": f"{MODULE_SCHEMA}_stock.sc_concurrent__dbt_tmp",
     }
     for view in other_views.values():
         spark.sql(f"create or replace view {view} as select 1 as marker")
@@ -296,7 +298,7 @@ def test_concurrent_runs_do_not_share_a_staging_view(spark, runs):
     assert spark.catalog.tableExists(other_views["fixed"])
     leftovers = [
         t.name
-        for t in spark.catalog.listTables("spark_cdc_fixed")
+        for t in spark.catalog.listTables(f"{MODULE_SCHEMA}_fixed")
         if t.name.startswith("sc_concurrent__dbt_tmp")
     ]
     assert leftovers == ["sc_concurrent__dbt_tmp_0123456789abcdef"]  # the other's view only
@@ -315,7 +317,7 @@ def test_high_end_date_does_not_shift_with_the_session_time_zone(spark, runs):
     try:
         _snapshot(runs, "fixed", "sc_zones")
         shown = spark.sql(
-            "select cast(dbt_valid_to_high as string) as high from spark_cdc_fixed.sc_zones"
+            f"select cast(dbt_valid_to_high as string) as high from {MODULE_SCHEMA}_fixed.sc_zones"
         ).collect()[0]["high"]
         zulu = spark.sql(
             "select cast(cast('9999-12-31T23:59:59Z' as timestamp) as string) as high"
@@ -352,7 +354,7 @@ def test_a_widened_source_column_keeps_history_and_values(spark, runs):
         for r in _rows(spark, "fixed", "sc_widened")
     )
     assert rows == [(1, 10, True), (2, 20, False), (2, 3_000_000_000, True)]
-    types = dict(spark.table("spark_cdc_fixed.sc_widened").dtypes)
+    types = dict(spark.table(f"{MODULE_SCHEMA}_fixed.sc_widened").dtypes)
     assert types["amount"] == "bigint"
 
 
@@ -361,7 +363,7 @@ def test_a_refused_run_that_would_widen_a_column_leaves_the_table_at_its_version
     # widening (a protocol change older readers cannot read) is not made either.
     _source(spark, "widened_dupes", "id int, amount int", [(1, 10), (2, 20)])
     _snapshot(runs, "fixed", "sc_widened_dupes")
-    table = "spark_cdc_fixed.sc_widened_dupes"
+    table = f"{MODULE_SCHEMA}_fixed.sc_widened_dupes"
     before = versions(spark, [table])
     _source(spark, "widened_dupes", "id int, amount bigint", [(1, 10), (2, 3_000_000_000), (2, 21)])
     statements = SqlStatements()
@@ -406,12 +408,14 @@ def test_renamed_meta_columns_on_an_existing_table_are_refused_before_any_write(
     snapshots.write_text(renamed)
     try:
         _source(spark, "renamed_meta", PEOPLE, [(1, "Annie", T2)])
-        before = spark.sql("describe history spark_cdc_fixed.sc_renamed_meta").count()
+        before = spark.sql(f"describe history {MODULE_SCHEMA}_fixed.sc_renamed_meta").count()
         failed = _snapshot(runs, "fixed", "sc_renamed_meta", expect_success=False)
         assert not failed.success
         text = _failure(failed)
         assert "missing configured columns" in text and "valid_until" in text
-        assert spark.sql("describe history spark_cdc_fixed.sc_renamed_meta").count() == before
+        assert (
+            spark.sql(f"describe history {MODULE_SCHEMA}_fixed.sc_renamed_meta").count() == before
+        )
         assert [r["name"] for r in _rows(spark, "fixed", "sc_renamed_meta")] == ["Ann"]
     finally:
         snapshots.write_text(original)

@@ -7,13 +7,15 @@ import datetime as dt
 import json
 
 import pytest
-from support import messages
+from support import messages, module_schema
 
 from spark_cdc_dev.table_state import versions
 
+MODULE_SCHEMA = module_schema(__file__)  # this module's tables (conftest.py)
+
 HARD_DELETES = ("customers_ts_invalidate", "customers_ts_new_record", "customers_check_all")
 IGNORE = "customers_ts_ignore"
-TABLES = tuple(f"spark_cdc.{name}" for name in (*HARD_DELETES, IGNORE))
+TABLES = tuple(f"{MODULE_SCHEMA}.{name}" for name in (*HARD_DELETES, IGNORE))
 EMPTY_DAY = 9  # stg_customer_states shows no row for it
 
 
@@ -73,6 +75,6 @@ def test_hard_deletes_refuse_an_empty_source_unless_allowed(spark, dbt, day_one)
     # With the override, the deletes go through: every open row is closed by this run.
     allowed = json.dumps({"source_day": EMPTY_DAY, "snapshot_allow_empty_source": True})
     dbt("snapshot", "--select", "customers_ts_invalidate", "--vars", allowed)
-    rows = spark.table("spark_cdc.customers_ts_invalidate").collect()
+    rows = spark.table(f"{MODULE_SCHEMA}.customers_ts_invalidate").collect()
     assert rows and all(row.dbt_valid_to is not None for row in rows)
     assert all(row.dbt_valid_to_high < dt.datetime(9999, 1, 1) for row in rows)

@@ -12,9 +12,11 @@ import re
 from pathlib import Path
 
 import pytest
-from support import PROJECT_DIR, dbt_invoker
+from support import PROJECT_DIR, dbt_invoker, module_schema
 
 from spark_cdc_dev.project_copies import snapshot_variant
+
+MODULE_SCHEMA = module_schema(__file__)  # this module's tables (conftest.py)
 
 SOURCES_YML = """
 version: 2
@@ -51,7 +53,7 @@ snapshots:
 T0, T1, T2, T3 = (dt.datetime(2026, 1, day, 8, 0) for day in (1, 2, 3, 4))
 PEOPLE = "id int, name string, updated_at timestamp"
 NAMES = ("mt_every_two", "mt_default")
-DUE_CHECK = "describe history spark_cdc_maintained.mt_every_two limit 14"
+DUE_CHECK = f"describe history {MODULE_SCHEMA}_maintained.mt_every_two limit 14"
 MAINTENANCE = ("OPTIMIZE", "REORG", "VACUUM START", "VACUUM END")
 
 
@@ -73,12 +75,12 @@ def _source(spark, rows: list[tuple]) -> None:
 
 def _operations(spark, name: str) -> list[str]:
     """The table's Delta operations, oldest first."""
-    history = spark.sql(f"describe history spark_cdc_maintained.{name}").collect()
+    history = spark.sql(f"describe history {MODULE_SCHEMA}_maintained.{name}").collect()
     return [row["operation"] for row in sorted(history, key=lambda row: row["version"])]
 
 
 def _rows(spark, name: str, version: int | None = None) -> list[tuple]:
-    table = f"spark_cdc_maintained.{name}"
+    table = f"{MODULE_SCHEMA}_maintained.{name}"
     if version is not None:
         table += f" version as of {version}"
     selected = spark.sql(f"select id, name, updated_at, dbt_valid_to from {table}").collect()
@@ -88,7 +90,7 @@ def _rows(spark, name: str, version: int | None = None) -> list[tuple]:
 def _deletion_vector_files(spark, name: str) -> int:
     """Data files of the current version that carry a deletion vector, replayed here from the
     table's commit files (a file is identified by its path and its deletion vector)."""
-    location = spark.sql(f"describe detail spark_cdc_maintained.{name}").first()["location"]
+    location = spark.sql(f"describe detail {MODULE_SCHEMA}_maintained.{name}").first()["location"]
     log = Path(location.removeprefix("file:")) / "_delta_log"
     live: dict[tuple, dict] = {}
     for commit in sorted(log.glob("*.json")):
@@ -147,7 +149,7 @@ def test_every_second_merging_run_optimizes_purges_and_vacuums_with_the_same_row
 
     # Merge 2: due for mt_every_two only, which ends its run with OPTIMIZE, REORG and VACUUM.
     _source(spark, [(1, "a2", T1), (2, "b2", T2), (3, "c", T0)])
-    target = "spark_cdc_maintained.mt_every_two"
+    target = f"{MODULE_SCHEMA}_maintained.mt_every_two"
     assert _maintenance_statements(_snapshot(dbt)) == [
         f"optimize {target}",
         f"reorg table {target} apply (purge)",
@@ -177,7 +179,9 @@ def test_every_second_merging_run_optimizes_purges_and_vacuums_with_the_same_row
     assert maintained["numFiles"] == 1
     assert _deletion_vector_files(spark, "mt_every_two") == 0
     assert _deletion_vector_files(spark, "mt_default") > 0
-    assert spark.sql("describe detail spark_cdc_maintained.mt_default").first()["numFiles"] > 1
+    assert (
+        spark.sql(f"describe detail {MODULE_SCHEMA}_maintained.mt_default").first()["numFiles"] > 1
+    )
 
     # Merge 3: the count started again at the OPTIMIZE: no maintenance.
     _source(spark, [(1, "a3", T3), (2, "b2", T2), (3, "c", T0)])

@@ -11,9 +11,11 @@ import datetime as dt
 import re
 
 import pytest
-from support import PROJECT_DIR, dbt_invoker
+from support import PROJECT_DIR, dbt_invoker, module_schema
 
 from spark_cdc_dev.project_copies import snapshot_variant
+
+MODULE_SCHEMA = module_schema(__file__)  # this module's tables (conftest.py)
 
 SOURCES_YML = """
 version: 2
@@ -95,11 +97,11 @@ def _snapshot(dbt, name: str) -> str:
 
 
 def _version(spark, name: str) -> int:
-    return spark.sql(f"describe history spark_cdc_unchanged.{name} limit 1").first()[0]
+    return spark.sql(f"describe history {MODULE_SCHEMA}_unchanged.{name} limit 1").first()[0]
 
 
 def _rows(spark, name: str, *columns: str) -> list[tuple]:
-    table = spark.table(f"spark_cdc_unchanged.{name}")
+    table = spark.table(f"{MODULE_SCHEMA}_unchanged.{name}")
     return sorted(tuple(row) for row in table.select(*columns).collect())
 
 

@@ -13,9 +13,12 @@ import json
 from dataclasses import dataclass, field
 
 import pytest
+from support import module_schema
 
 from spark_cdc.cli.dbt_invoke import last_invocation_id
 from spark_cdc_dev.main_job import EXAMPLE_SNAPSHOTS
+
+MODULE_SCHEMA = module_schema(__file__)  # this module's tables (conftest.py)
 
 SNAPSHOTS = EXAMPLE_SNAPSHOTS
 HIGH = dt.datetime(9999, 12, 31, 23, 59, 59)
@@ -40,7 +43,7 @@ def _utc_now() -> dt.datetime:
 
 
 def _rows(spark, name: str) -> list[dict]:
-    return [row.asDict() for row in spark.table(f"spark_cdc.{name}").collect()]
+    return [row.asDict() for row in spark.table(f"{MODULE_SCHEMA}.{name}").collect()]
 
 
 def _run_day(spark, dbt, day: int) -> Day:
@@ -57,7 +60,7 @@ def _run_day(spark, dbt, day: int) -> Day:
 @pytest.fixture(scope="module")
 def days(spark, dbt) -> dict[int, Day]:
     for name in SNAPSHOTS:
-        spark.sql(f"drop table if exists spark_cdc.{name}")
+        spark.sql(f"drop table if exists {MODULE_SCHEMA}.{name}")
     dbt("seed", "--select", "customer_states")
     return {day: _run_day(spark, dbt, day) for day in (1, 2, 3)}
 
@@ -262,7 +265,7 @@ def test_generic_snapshot_tests_pass_on_every_example(dbt, days):
 
 def test_legacy_views_show_the_high_end_date_on_open_rows(spark, dbt, days):
     dbt("run", "--select", "customers_ts_new_record_legacy")
-    legacy = spark.table("spark_cdc.customers_ts_new_record_legacy")
+    legacy = spark.table(f"{MODULE_SCHEMA}.customers_ts_new_record_legacy")
     assert "dbt_valid_to_high" not in legacy.columns
     assert legacy.where("dbt_valid_to is null").count() == 0
     assert legacy.where("dbt_valid_to = timestamp'9999-12-31 23:59:59'").count() == sum(
@@ -276,7 +279,7 @@ def test_small_tables_merge_by_rewriting_their_files_not_with_deletion_vectors(s
     deletion vectors: its MERGEs rewrite the files they touch. customers_ts_new_record sets 0:
     it gets them at its first merging run."""
     for name in SNAPSHOTS:
-        table = f"spark_cdc.{name}"
+        table = f"{MODULE_SCHEMA}.{name}"
         vectors = name == "customers_ts_new_record"
         properties = {r.key: r.value for r in spark.sql(f"show tblproperties {table}").collect()}
         assert properties.get("delta.enableDeletionVectors", "false") == str(vectors).lower(), name

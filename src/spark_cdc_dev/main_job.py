@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import textwrap
@@ -36,42 +37,16 @@ from spark_cdc.session.runtime import default_home
 from spark_cdc.targets import session_for
 from spark_cdc_dev.main_report import summary_table
 
-SCHEMA = "spark_cdc"
+# The profile's schema (profiles/profiles.yml: SPARK_CDC_SCHEMA, default spark_cdc); main() sets
+# SCHEMA to it when the job starts.
+DEFAULT_SCHEMA = "spark_cdc"
+SCHEMA = DEFAULT_SCHEMA
 HASH_CDC_DATES = ("2019-06-18", "2019-06-19", "2019-06-20")
 # The demo's sources (scripts/demo_sources.sh): two hash-CDC datasets, two change-event sources
 # (events with existing rows; Debezium messages with a composite key), one JSON feed.
 HASH_CDC_DATASETS = ("synthetic", "inventory")
-HASH_CDC_TABLES = (
-    *(
-        f"spark_cdc.{model}"
-        for d in HASH_CDC_DATASETS
-        for model in (
-            f"stg_hash_cdc__{d}",
-            f"hash_cdc__{d}_current",
-            f"hash_cdc__{d}_history",
-            f"hash_cdc__{d}_quarantine",
-            f"hash_cdc__{d}_run_summary",
-        )
-    ),
-    "spark_cdc_restricted.hash_cdc__synthetic_sensitive",
-)
 HASH_CDC_MODELS = [f"stg_hash_cdc__{d}+" for d in HASH_CDC_DATASETS]
 CHANGE_EVENT_SOURCES = ("customers", "accounts")
-CHANGE_EVENT_TABLES = (
-    "landing.customers_initial_rows",
-    *(
-        table
-        for source in CHANGE_EVENT_SOURCES
-        for table in (
-            f"landing.{source}_change_events",
-            f"spark_cdc.int_change_events__{source}_ledger",
-            f"spark_cdc.change_events__{source}_history",
-            f"spark_cdc.change_events__{source}_current",
-            f"spark_cdc.change_events__{source}_quarantine",
-            f"spark_cdc.change_events__{source}_run_summary",
-        )
-    ),
-)
 CHANGE_EVENT_SELECTION = {
     "customers": ["stg_change_events__customers+", "stg_change_events__customers_initial+"],
     "accounts": ["stg_change_events__accounts+"],
@@ -83,14 +58,63 @@ CHANGE_EVENT_DELIVERIES = (
     {"customers": slice(3, 6), "accounts": slice(2, 4)},
     {"customers": slice(6, 9), "accounts": slice(4, 6)},
 )
-SCHEMA_DRIFT_TABLES = (
-    "landing.events_json_lines",
-    "spark_cdc.int_schema_drift__events_bronze",
-    "spark_cdc.schema_drift__events_registry",
-    "spark_cdc.schema_drift__events_silver_loads",
-    "spark_cdc.schema_drift__events_quarantine",
-    "spark_cdc.schema_drift__events_run_summary",
-)
+
+
+def profile_schema() -> str:
+    """The schema the profile builds in (SPARK_CDC_SCHEMA, as profiles/profiles.yml reads it)."""
+    return os.environ.get("SPARK_CDC_SCHEMA", DEFAULT_SCHEMA)
+
+
+def hash_cdc_tables(schema: str) -> tuple[str, ...]:
+    """The demo's hash-CDC tables when the profile's schema is ``schema``."""
+    return (
+        *(
+            f"{schema}.{model}"
+            for d in HASH_CDC_DATASETS
+            for model in (
+                f"stg_hash_cdc__{d}",
+                f"hash_cdc__{d}_current",
+                f"hash_cdc__{d}_history",
+                f"hash_cdc__{d}_quarantine",
+                f"hash_cdc__{d}_run_summary",
+            )
+        ),
+        f"{schema}_restricted.hash_cdc__synthetic_sensitive",
+    )
+
+
+def change_event_tables(schema: str) -> tuple[str, ...]:
+    """The demo's change-event tables (landing's and the models') when the profile's schema is
+    ``schema``."""
+    return (
+        "landing.customers_initial_rows",
+        *(
+            table
+            for source in CHANGE_EVENT_SOURCES
+            for table in (
+                f"landing.{source}_change_events",
+                f"{schema}.int_change_events__{source}_ledger",
+                f"{schema}.change_events__{source}_history",
+                f"{schema}.change_events__{source}_current",
+                f"{schema}.change_events__{source}_quarantine",
+                f"{schema}.change_events__{source}_run_summary",
+            )
+        ),
+    )
+
+
+def schema_drift_tables(schema: str) -> tuple[str, ...]:
+    """The demo feed's tables (landing's, the models') when the profile's schema is ``schema``."""
+    return (
+        "landing.events_json_lines",
+        f"{schema}.int_schema_drift__events_bronze",
+        f"{schema}.schema_drift__events_registry",
+        f"{schema}.schema_drift__events_silver_loads",
+        f"{schema}.schema_drift__events_quarantine",
+        f"{schema}.schema_drift__events_run_summary",
+    )
+
+
 SCHEMA_DRIFT_MODELS = ["stg_schema_drift__events+"]
 SILVER_PREFIX = "schema_drift_silver__events__"
 # Sources of one kind are built side by side.
@@ -401,7 +425,8 @@ def _schema_drift_check(spark) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the job and print a summary of every step."""
-    global VERBOSE
+    global SCHEMA, VERBOSE
+    SCHEMA = profile_schema()
     parser = argparse.ArgumentParser(prog="python -m spark_cdc_dev.main_job", description=__doc__)
     parser.add_argument("--verbose", action="store_true", help="print dbt's own log lines too")
     VERBOSE = parser.parse_args(argv).verbose
@@ -414,7 +439,12 @@ def main(argv: list[str] | None = None) -> int:
         spark.sql(f"create schema if not exists {SCHEMA}")
         for name in (*EXAMPLE_SNAPSHOTS, "customers_snapshot"):
             spark.sql(f"drop table if exists {SCHEMA}.{name}")
-        for table in (*HASH_CDC_TABLES, *CHANGE_EVENT_TABLES, *SCHEMA_DRIFT_TABLES):
+        tables = (
+            *hash_cdc_tables(SCHEMA),
+            *change_event_tables(SCHEMA),
+            *schema_drift_tables(SCHEMA),
+        )
+        for table in tables:
             spark.sql(f"drop table if exists {table}")
         for table in spark.catalog.listTables(SCHEMA):
             if table.name.startswith(SILVER_PREFIX):

@@ -52,7 +52,7 @@ def snapshot_variant(
     source: Path | None = None,
 ) -> Path:
     """A project copy for comparisons: extra files (path -> text), snapshots in their own schema
-    (``spark_cdc_<schema_suffix>``), and stock dbt-spark snapshot macros when ``stock``."""
+    (``<profile schema>_<suffix>``), and stock dbt-spark snapshot macros when ``stock``."""
     project = copy_project(destination, source)
     for relative, text in extra_files.items():
         (project / relative).write_text(text)
