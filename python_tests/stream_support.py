@@ -6,10 +6,27 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.request import urlopen
 
 from spark_cdc.schema_drift.event_groups import parse_grouping
 from spark_cdc.schema_drift.silver import last_refresh_completed
 from spark_cdc.schema_drift.stream import FeedTables, start_group_stream, start_stream
+
+
+def scrape_metrics(port: int, feed: str, query: str | None = None) -> dict[str, float]:
+    """The samples a stream's Prometheus endpoint serves for ``feed`` (and its ``query``: the
+    feed's, ``ingest`` or a group's), by name."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return {
+        sample.name: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.labels.get("feed") == feed
+        and (query is None or sample.labels.get("query") == query)
+    }
 
 
 def _land(root: Path, number: int, lines: list) -> None:

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from stream_support import scrape_metrics
 
 from spark_cdc.schema_drift.event_groups import GroupingError, parse_grouping
 from spark_cdc.schema_drift.stream import FeedTables, start_group_stream, start_stream
@@ -98,16 +99,30 @@ def test_groups_give_the_silver_tables_one_query_gives(spark, landing, tmp_path,
     )
     assert _run(ingest) is None
     assert _silver(spark, grouped) == {}  # the ingest query writes no silver table
-    batches = {}
+    batches, served = {}, {}
     for group in ("orders", "rest"):
         run = start_group_stream(
-            spark, grouped.of_group(group), GROUPING, tmp_path / group, **options
+            spark, grouped.of_group(group), GROUPING, tmp_path / group, metrics_port=0, **options
         )
-        assert _run(run) is None
+        try:
+            assert _run(run) is None
+            served[group] = scrape_metrics(run.metrics_port, "grouped", query=group)
+        finally:
+            run.close_metrics()
         batches[group] = sum(1 for p in run.query.recentProgress if p["numInputRows"] > 0)
     # One of bronze's data files per micro-batch (--max-files-per-trigger 1 with --group).
     bronze_files = spark.sql(f"describe detail {grouped.bronze}").first().numFiles
     assert batches == {"orders": bronze_files, "rest": bronze_files} and bronze_files > 1
+    # Each group's metrics, labelled with its name, are its own monitoring table's: every
+    # bronze row read once by each group.
+    bronze_rows = spark.table(grouped.bronze).count()
+    for group in ("orders", "rest"):
+        progress = spark.table(grouped.of_group(group).stream_progress).collect()
+        assert served[group]["spark_cdc_stream_batches_total"] == len(progress) == bronze_files
+        assert served[group]["spark_cdc_stream_input_rows_total"] == sum(
+            row.input_rows for row in progress
+        )
+        assert sum(row.input_rows for row in progress) == bronze_rows
 
     expected = _silver(spark, single)
     assert set(expected) == {"order_placed", "order_paid", "page_view", "signup", "wishlist_added"}
