@@ -104,9 +104,12 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
 
 
 def uses_embedded_metastore(settings: Mapping[str, str]) -> bool:
-    """Whether the settings keep the Derby metastore under the home (no shared metastore)."""
+    """Whether the settings keep an embedded Derby metastore (one process at a time), not a
+    shared one: a metastore service (``hive.metastore.uris``) or a database server, a Derby
+    network server (``jdbc:derby://host:port/...``) included."""
     url = settings.get("spark.hadoop.javax.jdo.option.ConnectionURL", "")
-    return "jdbc:derby:" in url and not settings.get("spark.hadoop.hive.metastore.uris")
+    embedded = url.startswith("jdbc:derby:") and not url.startswith("jdbc:derby://")
+    return embedded and not settings.get("spark.hadoop.hive.metastore.uris")
 
 
 def driver_address_settings(master: str) -> dict[str, str]:
