@@ -29,7 +29,12 @@ takes the files into bronze and the registry, each group's query its types' silv
 then in silver when its group's log first holds its type through its load (read after each of
 the group's micro-batches), and the capacity is the busiest query's (events / that query's
 summed micro-batch durations). ``--type-skew S`` draws event types with Zipf-like frequencies
-(type k with weight 1 / (k + 1)^S), as real feeds have them.
+(type k with weight 1 / (k + 1)^S), as real feeds have them. With ``--group-processes`` each
+group's query runs in a process of its own (its own Spark driver and JVM,
+``_schema_drift_group_process.py``), the processes sharing one metastore (a Derby network server
+on loopback, ``_shared_metastore.py``): the groups of ``spark-cdc stream schema-drift --group``
+on clusters of their own. Run it under ``taskset -c 0`` and ``taskset -c 0,1`` to see how the
+capacity follows the cores given.
 
 Checked: bronze holds every generated line once, and every event of an accepted variation is in
 its silver table.
@@ -40,8 +45,10 @@ Usage: ``python benchmarks/bench_schema_drift_stream.py --rate 8000 --minutes 5`
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -53,6 +60,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 from _common import jvm_peak_rss_mib, save_results
+from _shared_metastore import derby_network_server, derby_version
 from pyspark.sql import functions as F
 
 from spark_cdc.generators.json_events import JsonEventSpec, generate_batches
@@ -168,7 +176,65 @@ def main() -> int:
         default=0,
         help="silver in this many event groups (hash buckets), one query each (0: one query)",
     )
+    parser.add_argument(
+        "--group-processes",
+        action="store_true",
+        help="each group's query in a process of its own (a shared metastore on loopback)",
+    )
     args = parser.parse_args()
+    if args.group_processes and args.groups < 1:
+        parser.error("--group-processes needs --groups N")
+    work = Path(tempfile.mkdtemp(prefix="bench_schema_drift_stream_"))
+    try:
+        if not args.group_processes:
+            return _run(args, work, None)
+        jars = Path.home() / ".cache" / "spark_cdc" / "jars" / f"derby-{derby_version()}"
+        with derby_network_server(work / "derby", jars) as extra:
+            return _run(args, work, extra)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _start_group_process(args, work: Path, home: Path, group: str, extra: dict) -> subprocess.Popen:
+    """The group's query in a process of its own (_schema_drift_group_process.py)."""
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve().parent / "_schema_drift_group_process.py"),
+        *("--work", str(work), "--home", str(home), "--database", DATABASE),
+        *("--groups", str(args.groups), "--group", group),
+        *("--trigger-interval", args.trigger_interval, "--extra", json.dumps(extra)),
+    ]
+    log = (work / f"group_{group}.log").open("w")
+    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+
+
+def _create_metastore_tables(spark) -> None:
+    """Have the shared metastore create its own tables (it does so on first use) before other
+    processes use it: processes that create them at the same instant deadlock in Derby."""
+    spark.sql("create database if not exists bench_metastore_warm_up")
+    spark.sql("create table bench_metastore_warm_up.probe (id int) using delta")
+    spark.sql("alter table bench_metastore_warm_up.probe set tblproperties ('probe' = '1')")
+    spark.sql("alter table bench_metastore_warm_up.probe add columns (note string)")
+    spark.sql("drop database bench_metastore_warm_up cascade")
+
+
+def _wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 600) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not there after {timeout_s:.0f} s")
+        time.sleep(1)
+
+
+def _process_marks(work: Path, group: str) -> list[tuple[float, dict[str, int]]]:
+    """The marks a group's process wrote after each of its micro-batches."""
+    lines = (work / "marks" / f"{group}.jsonl").read_text().splitlines()
+    return [(mark["ended"], mark["through"]) for mark in map(json.loads, lines)]
+
+
+def _run(args: argparse.Namespace, work: Path, extra: dict[str, str] | None) -> int:
+    """The benchmark in ``work``; ``extra``: the shared metastore's settings (groups in
+    processes of their own), else None."""
 
     seconds = int(args.minutes * 60)
     per_file = int(args.rate * args.file_every)
@@ -196,8 +262,11 @@ def main() -> int:
         seed=11,
         type_skew=args.type_skew,
     )
-    work = Path(tempfile.mkdtemp(prefix="bench_schema_drift_stream_"))
-    spark = get_or_create_session()
+    home = work / "home"
+    spark = get_or_create_session(home=home, extra=extra) if extra else get_or_create_session()
+    if extra:
+        _create_metastore_tables(spark)
+    processes: dict[str, subprocess.Popen] = {}
     try:
         warm_files = _stage_files(warm_spec, per_file, work / "staged") if warm_files_count else []
         files = warm_files + _stage_files(spec, per_file, work / "staged", len(warm_files))
@@ -231,7 +300,18 @@ def main() -> int:
         lander.start()
         marks: dict[str, list[tuple[float, dict[str, int]]]] = {}
         group_runs = []
-        if grouping is not None:  # each group waits for bronze (the first landed file)
+        if grouping is not None and extra is not None:  # each in a process of its own
+            # One after the other, once bronze exists: the metastore creates its own tables on
+            # first use, and processes that do so at the same instant deadlock in Derby.
+            _wait_for(lambda: spark.catalog.tableExists(TABLES.registry), "the ingest's tables")
+            for group in grouping.groups:
+                processes[group.name] = _start_group_process(args, work, home, group.name, extra)
+                started = work / "marks" / f"{group.name}.started"
+                _wait_for(
+                    lambda: started.exists() or processes[group.name].poll() is not None,  # noqa: B023
+                    f"group {group.name}'s query",
+                )
+        elif grouping is not None:  # each group waits for bronze (the first landed file)
             for group in grouping.groups:
                 marks[group.name] = []
                 group_runs.append(
@@ -256,6 +336,18 @@ def main() -> int:
             if each.query.exception() is not None:
                 raise each.query.exception()
         peak = jvm_peak_rss_mib(spark)
+        group_peaks = {}
+        if processes:  # bronze is complete: each process takes in the rest, then stops
+            (work / "stop").touch()
+            for group, process in processes.items():
+                if process.wait(3600) != 0:
+                    log = (work / f"group_{group}.log").read_text().splitlines()
+                    told = [line for line in log if not line.lstrip().startswith("at ")]
+                    print("\n".join(told[-40:]), file=sys.stderr)
+                    raise RuntimeError(f"group {group}'s process failed (its log's end above)")
+                marks[group] = _process_marks(work, group)
+                done = json.loads((work / "marks" / f"{group}.done").read_text())
+                group_peaks[group] = done["peak_jvm_mib"]
 
         bronze = spark.table(TABLES.bronze)
         per_file_load = (
@@ -319,12 +411,13 @@ def main() -> int:
         # With groups every query must keep up: the capacity is that of the busiest one (its
         # micro-batches' summed durations after the first measured landing).
         busy = {"ingest" if grouping else "stream": sum(durations)}
-        for group_run in group_runs:
-            group = group_run.tables.group
+        for group in marks:
             busy[group] = sum(
                 row.batch_duration_ms / 1000
                 for (end, _), row in zip(
-                    marks[group], _progress(spark, group_run.tables.stream_progress), strict=True
+                    marks[group],
+                    _progress(spark, TABLES.of_group(group).stream_progress),
+                    strict=True,
                 )
                 if end >= first
             )
@@ -345,6 +438,8 @@ def main() -> int:
             "capacity_events_per_s": capacity_events / max(busy.values()),
             "type_skew": args.type_skew,
             "groups": args.groups,
+            "group_processes": args.group_processes,
+            "cpus": len(os.sched_getaffinity(0)),
             "busy_s_per_query": busy,
             "drain_after_last_landing_s": last_end - last_landing,
             "latency_s": {
@@ -358,6 +453,7 @@ def main() -> int:
                 "max": float(max(durations)),
             },
             "peak_jvm_mib": peak,
+            "peak_jvm_mib_per_group_process": group_peaks,
         }
         latency, batch = result["latency_s"], result["batch_duration_s"]
         print(
@@ -380,10 +476,14 @@ def main() -> int:
             name += f"_zipf{args.type_skew:g}"
         if args.groups:
             name += f"_{args.groups}groups"
+        if args.group_processes:
+            name += f"_processes_{result['cpus']}cpus"
         save_results(name, result)
     finally:
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
         spark.sql(f"drop database if exists {DATABASE} cascade")
-        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
