@@ -195,7 +195,9 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _start_group_process(args, work: Path, home: Path, group: str, extra: dict) -> subprocess.Popen:
+def _start_group_process(
+    args: argparse.Namespace, work: Path, home: Path, group: str, extra: dict[str, str]
+) -> subprocess.Popen:
     """The group's query in a process of its own (_schema_drift_group_process.py)."""
     command = [
         sys.executable,

@@ -108,8 +108,10 @@ def standalone_cluster(folder: Path, cores: int = 2, memory: str = "2g") -> Iter
 def run_engine_suite(engine: str, home: Path, **env: str) -> subprocess.CompletedProcess:
     """Run python_tests/engine_suite against ``engine`` in a subprocess (its own process: a
     Spark Connect client and a classic session cannot share one Python process)."""
+    # The suite's own schema is the profile's default (the calling module's is not passed on).
+    inherited = {key: value for key, value in os.environ.items() if key != "SPARK_CDC_SCHEMA"}
     environment = {
-        **os.environ,
+        **inherited,
         "SPARK_CDC_ENGINE_SUITE": engine,
         "SPARK_CDC_HOME": str(home),
         "DBT_PROFILES_DIR": str(PROJECT_DIR / "profiles"),

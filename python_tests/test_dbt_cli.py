@@ -37,6 +37,7 @@ def _run(command: list[str], cwd: Path, env: dict[str, str]) -> str:
 @pytest.fixture(scope="module")
 def cli_env(dbt_project: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     env = dict(os.environ)
+    env.pop("SPARK_CDC_SCHEMA", None)  # the profile's default schema, as a user's command has it
     env["SPARK_CDC_HOME"] = str(tmp_path_factory.mktemp("cli_home"))
     env["DBT_PROFILES_DIR"] = str(dbt_project / "profiles")
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"

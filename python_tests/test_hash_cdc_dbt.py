@@ -70,7 +70,7 @@ def _current(spark) -> list[tuple]:
 def _every_table(spark) -> dict:
     return {
         **table_digests(spark, MODULE_SCHEMA, "hash_cdc__"),
-        **table_digests(spark, "spark_cdc_restricted", "hash_cdc__"),
+        **table_digests(spark, f"{MODULE_SCHEMA}_restricted", "hash_cdc__"),
     }
 
 
