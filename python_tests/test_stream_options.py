@@ -69,6 +69,27 @@ def test_a_query_is_the_feed_s_its_ingest_or_one_group_s():
         parse(["stream", "schema-drift", "events", "--ingest-only", "--group", "orders"])
 
 
+@pytest.mark.parametrize("value", ["0", "-2", "two"])
+def test_a_micro_batch_bound_below_one_file_is_refused(value, capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(
+            [
+                "stream",
+                "schema-drift",
+                "events",
+                "--group",
+                "orders",
+                "--max-files-per-trigger",
+                value,
+            ]
+        )
+    assert f"needs a whole number of 1 or more, not '{value}'" in capsys.readouterr().err
+    parsed = build_parser().parse_args(
+        ["stream", "schema-drift", "events", "--max-files-per-trigger", "3"]
+    )
+    assert parsed.max_files_per_trigger == 3
+
+
 def test_status_shows_the_feed_s_query_and_every_group(tmp_path, capsys):
     import json
 
