@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -135,43 +136,49 @@ def dbt(dbt_project: Path):
     return dbt_invoker(dbt_project)
 
 
-# The longest files first (measured from a fresh clone; see docs/development.md, Tests):
-# pytest-xdist runs one file per worker (--dist loadfile, --no-loadscope-reorder keeps this
-# order), so the long ones start early and the short ones fill in at the end instead of a long
-# one running alone last.
-LONGEST_FIRST = (
-    "test_bad_input_matrix.py",
-    "test_schema_drift_stream.py",
-    "test_engines.py",
-    "test_readme_commands.py",
-    # The consumer walk builds the wheel and a virtualenv at the lowest versions (pip), then
-    # runs on the embedded runtime and the warm engine.
-    "test_readme_consumer_walk.py",
-    "test_engine_standalone.py",
-    "test_hash_cdc_dbt.py",
-    "test_hash_cdc_guards.py",
-    "test_snapshots_days.py",
-    "test_snapshot_fixes.py",
-    "test_schema_drift_silver.py",
-    "test_docs_pages.py",
-    "test_consumer_project.py",
-    "test_change_events_dbt.py",
-    "test_engine_thrift.py",
-    "test_schema_drift_dbt.py",
-    "test_engine_homes.py",
-    "test_dbt_cli.py",
-    "test_change_event_resolver.py",
-    "test_snapshot_unchanged.py",
-    "test_snapshot_maintenance.py",
-    "test_integration_project.py",
-)
+# The longest files first: pytest-xdist runs one file per worker (--dist loadfile;
+# --no-loadscope-reorder keeps this order), so the long ones start early and the short ones fill
+# in at the end instead of a long one running alone last. Each file's length is the sum of its
+# tests' seconds in DURATIONS, pytest-split's file of recorded durations (written from the last
+# run with pytest-split's `--store-durations`: `PYTEST_ADDOPTS=--store-durations make test`; its
+# `--splits N --group K` reads it too). A file it does not know yet goes first: it may be long.
+DURATIONS = PROJECT_DIR / ".test_durations"
+
+
+def file_order(durations: dict[str, float]) -> dict[str, float]:
+    """Seconds per test file (its path in the test ids) summed from pytest-split's durations."""
+    per_file: dict[str, float] = {}
+    for test_id, seconds in durations.items():
+        path = test_id.split("::", 1)[0]
+        per_file[path] = per_file.get(path, 0.0) + seconds
+    return per_file
+
+
+def longest_first(paths: list[str], per_file: dict[str, float]) -> list[str]:
+    """``paths`` (each once) ordered for the workers: files with no recorded time first, in the
+    order given, then the recorded ones longest first."""
+    unknown = [path for path in paths if path not in per_file]
+    known = sorted((path for path in paths if path in per_file), key=lambda p: -per_file[p])
+    return unknown + known
+
+
+def _relative(item: pytest.Item) -> str:
+    return item.path.relative_to(PROJECT_DIR).as_posix()
+
+
+def _recorded_durations() -> dict[str, float]:
+    if not DURATIONS.exists():
+        return {}
+    return json.loads(DURATIONS.read_text())
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files in LONGEST_FIRST order, then the others as collected (each file's tests in order);
-    every test marked with its tier (tier_of)."""
-    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    """Files longest first (longest_first; each file's tests in the order collected); every test
+    marked with its tier (tier_of)."""
+    paths = [_relative(item) for item in items]
+    order = longest_first(list(dict.fromkeys(paths)), file_order(_recorded_durations()))
+    rank = {path: index for index, path in enumerate(order)}
+    items.sort(key=lambda item: rank[_relative(item)])
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         marks = {mark.name for mark in item.iter_markers()}

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 
 import pytest
-from conftest import TIERS, tier_of
+from conftest import DURATIONS, TIERS, file_order, longest_first, tier_of
 from support import PROJECT_DIR
 
 pytestmark = pytest.mark.unit
@@ -39,3 +40,30 @@ def test_every_tier_is_a_declared_marker():
     markers = settings["tool"]["pytest"]["ini_options"]["markers"]
     declared = {marker.split(":")[0] for marker in markers}
     assert set(TIERS) <= declared
+
+
+def test_files_run_longest_first_by_their_recorded_durations_new_files_before_them():
+    recorded = {
+        "python_tests/test_a.py::test_one": 5.0,
+        "python_tests/test_a.py::test_two[x]": 30.0,
+        "python_tests/test_b.py::test_one": 20.0,
+        "python_tests/test_gone.py::test_one": 99.0,
+    }
+    per_file = file_order(recorded)
+    assert per_file["python_tests/test_a.py"] == 35.0
+    paths = ["python_tests/test_b.py", "python_tests/test_new.py", "python_tests/test_a.py"]
+    assert longest_first(paths, per_file) == [
+        "python_tests/test_new.py",
+        "python_tests/test_a.py",
+        "python_tests/test_b.py",
+    ]
+
+
+def test_the_recorded_durations_are_pytest_splits_file_of_this_suite():
+    recorded = json.loads(DURATIONS.read_text())
+    files = {test_id.split("::", 1)[0] for test_id in recorded}
+    assert all(seconds >= 0 for seconds in recorded.values())
+    # Test ids as pytest names them from the project folder (pytest-split's --store-durations).
+    assert files and all((PROJECT_DIR / path).is_file() for path in files), sorted(
+        path for path in files if not (PROJECT_DIR / path).is_file()
+    )
