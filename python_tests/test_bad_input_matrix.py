@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import itertools
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -92,16 +93,18 @@ class Outcome:
 
 @pytest.fixture(scope="module")
 def written(spark, tmp_path_factory) -> Callable:
-    """Write a frame as the Delta table ``name`` (by path, no metastore round trip: the
-    tables of one case replace the previous case's) and return the table as read back."""
+    """Write a frame as a new Delta table named after ``name`` (by path, no metastore round
+    trip; each write a table of its own, so no case reads another's log) and return the table
+    as read back."""
     root = tmp_path_factory.mktemp("matrix_tables")
+    written_so_far = itertools.count()
 
     def write(frame, name: str, column_mapping: bool = False):
-        location = f"delta.`{root / name}`"
+        location = f"delta.`{root / f'{name}_{next(written_so_far)}'}`"
         writer = frame.writeTo(location).using("delta")
         if column_mapping:
             writer = writer.tableProperty("delta.columnMapping.mode", "name")
-        writer.createOrReplace()
+        writer.create()
         return spark.table(location)
 
     return write
