@@ -31,6 +31,12 @@ print("ROWS=" + json.dumps(out, default=str))
 def _run(command: list[str], cwd: Path, env: dict[str, str]) -> str:
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, f"{command} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    # The JVM logs with the project's configuration (spark_cdc/conf/log4j2.properties), not
+    # Spark's default one.
+    logs = done.stdout + done.stderr
+    assert "Reconfiguration failed" not in logs and "default log4j profile" not in logs, logs[
+        -3000:
+    ]
     return done.stdout
 
 

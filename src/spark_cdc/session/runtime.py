@@ -24,6 +24,8 @@ from spark_cdc.session.master_check import check_reachable, wait_for_executors
 
 DEFAULT_MASTER = "local[2]"
 SESSION_TIME_ZONE = "UTC"
+# The JVM's logging (package data of spark_cdc: warnings and errors, known noise muted).
+LOG_CONFIG = Path(__file__).resolve().parents[1] / "conf" / "log4j2.properties"
 
 
 def java_option(name: str, value: str) -> str:
@@ -43,12 +45,11 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
     """
     warehouse = home / "warehouse"
     metastore = home / "metastore_db"
-    log_config = Path(__file__).parent / "conf" / "log4j2.properties"
     driver_options = " ".join(
         (
             java_option("user.timezone", SESSION_TIME_ZONE),
             java_option("derby.system.home", str(home)),
-            java_option("log4j.configurationFile", log_config.resolve().as_uri()),
+            java_option("log4j.configurationFile", LOG_CONFIG.as_uri()),
         )
     )
     # Executors may run on other hosts: they get no path of this machine.
