@@ -139,8 +139,8 @@ def dbt(dbt_project: Path):
 # The longest files first: pytest-xdist runs one file per worker (--dist loadfile;
 # --no-loadscope-reorder keeps this order), so the long ones start early and the short ones fill
 # in at the end instead of a long one running alone last. Each file's length is the sum of its
-# tests' seconds in DURATIONS, pytest-split's file of recorded durations (written from the last
-# run with pytest-split's `--store-durations`: `PYTEST_ADDOPTS=--store-durations make test`; its
+# tests' seconds in DURATIONS, pytest-split's file of recorded durations (recorded by
+# `PYTEST_ADDOPTS="--store-durations --clean-durations" make test`; pytest-split's
 # `--splits N --group K` reads it too). A file it does not know yet goes first: it may be long.
 DURATIONS = PROJECT_DIR / ".test_durations"
 
