@@ -65,8 +65,9 @@ def test_debezium_messages_resolve_with_key_changes_and_quarantine(spark):
         ("update", "applied", None),
         ("update", "duplicate", None),
         ("delete", "applied", None),
-        ("t", "quarantined", "unknown_change_type:t"),
-        ("tombstone", "quarantined", "unknown_change_type:tombstone"),
+        # a source that does not apply truncates (SourceConfig.truncate None) quarantines them
+        ("truncate", "quarantined", "unknown_change_type:truncate"),
+        ("tombstone", "skipped", "tombstone"),
         ("unparseable", "quarantined", "unknown_change_type:unparseable"),
     }
     merged = ledger.where("event_seq = 30").first()

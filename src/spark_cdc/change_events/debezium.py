@@ -5,12 +5,21 @@ Input: a DataFrame with ``value`` (the message's JSON text, with or without the
 
 - ``op`` c (create) and r (snapshot read) -> insert of ``after``; u -> update of ``after`` whose
   old key is ``before``'s key (``after``'s when ``before`` is absent: an update that keeps its
-  key); d -> delete of ``before``'s key. Any other op (t truncate, m message), a tombstone (null
-  value) or a message that is not exactly one JSON value (text after it, invalid UTF-8) keeps
-  its op, ``tombstone`` or ``unparseable`` as change_type and is quarantined as an unknown
-  change type.
-- Images keep every attribute of ``before``/``after`` as text (numbers and booleans as their JSON
-  text), so a column absent from an image is null there, and values cast to the target types.
+  key, as REPLICA IDENTITY DEFAULT sends it); d -> delete of ``before``'s key; t (truncate) ->
+  a truncate of the table. A tombstone (a null value, or a line ``null``) is a ``tombstone``
+  (skipped: it carries no change). Any other op (m message) keeps its op as change type and a
+  message that is not exactly one JSON value (text after it, invalid UTF-8) is ``unparseable``;
+  both are quarantined as unknown change types.
+- Values are decoded from Debezium's encodings (change_events.debezium_types: decimals as bytes,
+  dates and times as epoch numbers, ISO texts) by the field's entry in the message's schema,
+  else by the declared type and the source's ``debezium`` settings; a value that does not decode
+  sets ``_landing_error`` to ``undecodable:<column>:<how>`` (old key columns:
+  ``undecodable:old_<column>:<how>``), so the event is quarantined with that reason.
+- A column of an image holding the connector's unavailable-value placeholder (an unchanged
+  TOASTed value: the placeholder text, its bytes in base64, or a JSON array of it) is listed in
+  ``unchanged_columns``: the event keeps that column's previous value (change_events.resolve).
+- Images keep every attribute of ``after`` (decoded for the declared columns, as text for the
+  others, numbers and booleans as their JSON text); a column absent from an image is null there.
 - Position: event_ts = ``source.ts_ms`` (else the envelope's ``ts_ms``), event_seq =
   ``source.lsn`` (null when the connector has none).
 - A primary-key change arrives as a delete of the old key and a create of the new key at the same
@@ -25,65 +34,164 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from spark_cdc.change_events import debezium_decode
+from spark_cdc.change_events.debezium_types import DebeziumSettings
 from spark_cdc.change_events.model import TargetSchema
+from spark_cdc.change_events.normalize import LANDING_ERROR, UNCHANGED_COLUMNS
 from spark_cdc.change_events.pipeline import BATCH
 from spark_cdc.core.json_text import is_strict_json
 
 _IMAGE = "map<string,string>"
+_FIELD = "struct<field: string, type: string, name: string, parameters: map<string,string>>"
 _BODY = (
     f"before {_IMAGE}, after {_IMAGE}, source struct<ts_ms: bigint, lsn: bigint>, "
     "op string, ts_ms bigint"
 )
-MESSAGE_SCHEMA = f"struct<payload: struct<{_BODY}>, {_BODY}>"
-OPS = {"c": "insert", "r": "insert", "u": "update", "d": "delete"}
+_SCHEMA = f"struct<fields: array<struct<field: string, fields: array<{_FIELD}>>>>"
+MESSAGE_SCHEMA = f"struct<schema: {_SCHEMA}, payload: struct<{_BODY}>, {_BODY}>"
+OPS = {"c": "insert", "r": "insert", "u": "update", "d": "delete", "t": "truncate"}
 
 
-def _key(image: Column, schema: TargetSchema) -> Column:
-    return F.array(*(image[k] for k in schema.keys))
+def _image_fields(envelope: Column, image: str) -> Column:
+    """The schema's field list of ``image`` (before or after), null without a schema."""
+    found = F.filter(envelope["fields"], lambda f: f["field"] == image)
+    return F.element_at(found, 1)["fields"]
 
 
-def normalize_debezium(messages: DataFrame, schema: TargetSchema) -> DataFrame:
-    """Feed events (change_events.model columns, ``_batch_id``, ``source_message``)."""
+def _field(fields: Column, column: str) -> Column:
+    return F.element_at(F.filter(fields, lambda f: f["field"] == column), 1)
+
+
+def _decoded(
+    image: Column,
+    fields: Column,
+    schema: TargetSchema,
+    columns,
+    settings: DebeziumSettings,
+    placeholders: tuple[str, ...] = (),
+) -> Column:
+    """A struct per column: its raw text, decoded text, how it was decoded, and whether it is
+    one of the ``placeholders`` (an unchanged value)."""
+    parts = []
+    for column in columns:
+        raw = image[column]
+        decoded, how = debezium_decode.decode(
+            raw, _field(fields, column), schema.columns[column], settings
+        )
+        parts.append(
+            F.struct(
+                raw.alias("raw"),
+                decoded.alias("text"),
+                how.alias("how"),
+                F.coalesce(raw.isin(*placeholders), F.lit(False)).alias("unchanged")
+                if placeholders
+                else F.lit(False).alias("unchanged"),
+            ).alias(column)
+        )
+    return F.struct(*parts)
+
+
+def normalize_debezium(
+    messages: DataFrame, schema: TargetSchema, settings: DebeziumSettings | None = None
+) -> DataFrame:
+    """Feed events (change_events.model columns, ``_batch_id``, ``source_message``,
+    ``unchanged_columns``, ``_landing_error``)."""
+    settings = settings or DebeziumSettings()
     passthrough = [c for c in messages.columns if c != "value"]
-    strict = is_strict_json(F.col("value"))
+    value = F.col("value")
+    tombstone = value.isNull() | (F.trim(value) == "null")
+    strict = is_strict_json(value)
     # Only exact JSON is parsed (from_json of an empty text trips a Spark NullPointerException).
-    parsed = F.from_json(F.when(strict, F.col("value")), MESSAGE_SCHEMA)
+    parsed = F.from_json(F.when(strict & ~tombstone, value), MESSAGE_SCHEMA)
     fields = ("before", "after", "source", "op", "ts_ms")
     body = F.when(parsed["payload"].isNotNull(), parsed["payload"]).otherwise(
         F.struct(*(parsed[f].alias(f) for f in fields))
     )
+    envelope = F.when(parsed["payload"].isNotNull(), parsed["schema"])
     staged = messages.select(
         *passthrough,
-        F.col("value").alias("source_message"),
+        value.alias("source_message"),
         body.alias("m"),
         strict.alias("_strict"),
+        tombstone.alias("_tombstone"),
+        _image_fields(envelope, "after").alias("_after_fields"),
+        _image_fields(envelope, "before").alias("_before_fields"),
     )
     op = F.col("m.op")
-    kind = F.when(F.col("source_message").isNull(), F.lit("tombstone")).when(
+    image = F.when(op.isin("c", "r", "u"), F.col("m.after"))
+    old_image = F.when(op == "u", F.coalesce(F.col("m.before"), F.col("m.after"))).when(
+        op == "d", F.col("m.before")
+    )
+    old_fields = F.when((op == "u") & F.col("m.before").isNull(), F.col("_after_fields")).otherwise(
+        F.col("_before_fields")
+    )
+    declared = [c for c in schema.columns]
+    decoded = staged.select(
+        "*",
+        image.alias("_image"),
+        old_image.alias("_old_image"),
+        _decoded(
+            image, F.col("_after_fields"), schema, declared, settings, settings.placeholders()
+        ).alias("_d"),
+        _decoded(old_image, old_fields, schema, schema.keys, settings).alias("_o"),
+    )
+    return _merge_key_changes(_events(decoded, passthrough, schema))
+
+
+def _events(decoded: DataFrame, passthrough: list[str], schema: TargetSchema) -> DataFrame:
+    op = F.col("m.op")
+    kind = F.when(F.col("_tombstone"), F.lit("tombstone")).when(
         ~F.col("_strict") | F.col("m").isNull() | op.isNull(), F.lit("unparseable")
     )
     for code, change in OPS.items():
         kind = kind.when(op == code, F.lit(change))
     kind = kind.otherwise(op)
-    image = F.when(op.isin("c", "r", "u"), F.col("m.after"))
-    old_key = F.when(op == "u", F.coalesce(F.col("m.before"), F.col("m.after"))).when(
-        op == "d", F.col("m.before")
+    names = F.map_keys(F.col("_image"))
+    text_of = {
+        c: F.when(F.col(f"_d.{c}.unchanged"), F.col(f"_d.{c}.raw")).otherwise(F.col(f"_d.{c}.text"))
+        for c in schema.columns
+    }
+
+    def value_of(name: Column) -> Column:
+        chosen = F.when(F.lit(False), F.lit(None).cast("string"))
+        for column, text in text_of.items():
+            chosen = chosen.when(name == column, text)
+        return chosen.otherwise(F.col("_image")[name])
+
+    def failed(part: str, column: str) -> Column:
+        entry = F.col(f"{part}.{column}")
+        return entry["raw"].isNotNull() & ~entry["unchanged"] & entry["text"].isNull()
+
+    errors = [
+        F.when(failed("_d", c), F.concat(F.lit(f"undecodable:{c}:"), F.col(f"_d.{c}.how")))
+        for c in schema.columns
+    ] + [
+        F.when(failed("_o", k), F.concat(F.lit(f"undecodable:old_{k}:"), F.col(f"_o.{k}.how")))
+        for k in schema.keys
+    ]
+    unchanged = F.filter(
+        F.array(*(F.when(F.col(f"_d.{c}.unchanged"), F.lit(c)) for c in schema.nonkeys)),
+        lambda c: c.isNotNull(),
     )
-    events = staged.select(
+    has_old = F.col("_old_image").isNotNull()
+    return decoded.select(
         *passthrough,
         "source_message",
         kind.alias("change_type"),
         F.timestamp_millis(F.coalesce(F.col("m.source.ts_ms"), F.col("m.ts_ms"))).alias("event_ts"),
         F.col("m.source.lsn").alias("event_seq"),
-        F.map_keys(image).alias("column_names"),
-        F.map_values(image).alias("column_values"),
-        F.when(old_key.isNotNull(), F.array(*(F.lit(k) for k in schema.keys))).alias(
-            "old_key_names"
+        names.alias("column_names"),
+        F.transform(names, value_of).alias("column_values"),
+        F.when(has_old, F.array(*(F.lit(k) for k in schema.keys))).alias("old_key_names"),
+        F.when(has_old, F.array(*(F.col(f"_o.{k}.text") for k in schema.keys))).alias(
+            "old_key_values"
         ),
-        F.when(old_key.isNotNull(), _key(old_key, schema)).alias("old_key_values"),
+        F.when(F.col("_image").isNotNull() & (F.size(unchanged) > 0), unchanged).alias(
+            UNCHANGED_COLUMNS
+        ),
+        F.when(kind.isin("insert", "update", "delete"), F.coalesce(*errors)).alias(LANDING_ERROR),
         op.alias("_op"),
     )
-    return _merge_key_changes(events)
 
 
 def _merge_key_changes(events: DataFrame) -> DataFrame:
@@ -108,8 +216,9 @@ def _merge_key_changes(events: DataFrame) -> DataFrame:
         *(
             F.col(f"d.{c}" if c in from_delete else f"c.{c}")
             for c in singles.columns
-            if c not in (*on, "change_type", "source_message")
+            if c not in (*on, "change_type", "source_message", LANDING_ERROR)
         ),
+        F.coalesce(f"c.{LANDING_ERROR}", f"d.{LANDING_ERROR}").alias(LANDING_ERROR),
         F.lit("update").alias("change_type"),
         F.to_json(F.array("d.source_message", "c.source_message")).alias("source_message"),
     )

@@ -2,11 +2,15 @@
 message: the written semantics the Spark code is checked against.
 
 - ``op`` c and r -> insert of ``after``; u -> update of ``after`` whose old key is ``before``'s
-  key (``after``'s when ``before`` is absent); d -> delete of ``before``'s key; any other op,
-  a tombstone (None) or a message that is not exactly one JSON object keeps its op,
-  ``tombstone`` or ``unparseable`` as change type (quarantined as an unknown change type).
-- Image values are the JSON text of each attribute (strings as they are, numbers and booleans
-  as written), null for JSON null.
+  key (``after``'s when ``before`` is absent); d -> delete of ``before``'s key; t -> truncate;
+  a tombstone (None or the text ``null``) -> ``tombstone``; any other op keeps its op and a
+  message that is not exactly one JSON object is ``unparseable``.
+- Image values are decoded (debezium_types.decode) by the field's schema entry, else by the
+  declared type and the settings; other attributes are their JSON text (strings as they are,
+  numbers and booleans as written), null for JSON null. A value that does not decode sets the
+  landing error ``undecodable:<column>:<how>`` (``old_<column>`` for the old key); a value
+  equal to a placeholder spelling (DebeziumSettings.placeholders) is kept as sent and its
+  column is listed in ``unchanged_columns``.
 - event_ts = ``source.ts_ms`` (else the envelope's ``ts_ms``) in milliseconds, event_seq =
   ``source.lsn``.
 - A delete and a create at one (batch, ts_ms, lsn) with a non-null lsn, and nothing else
@@ -20,9 +24,16 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from spark_cdc.change_events.debezium_types import (
+    DebeziumSettings,
+    FieldSchema,
+    Undecodable,
+    decode,
+    field_kind,
+)
 from spark_cdc.change_events.model import EPOCH, ChangeEvent, TargetSchema
 
-OPS = {"c": "insert", "r": "insert", "u": "update", "d": "delete"}
+OPS = {"c": "insert", "r": "insert", "u": "update", "d": "delete", "t": "truncate"}
 
 
 def _text(value: Any) -> str | None:
@@ -33,25 +44,77 @@ def _text(value: Any) -> str | None:
     return json.dumps(value)
 
 
-def _body(message: str | None) -> dict | None:
-    if message is None:
-        return None
+def _parsed(message: str) -> tuple[dict | None, dict | None]:
+    """(body, envelope schema) of a message; body None when it is not a JSON object."""
     try:
         parsed = json.loads(message)
     except json.JSONDecodeError:
-        return None
+        return None, None
     if not isinstance(parsed, dict):
-        return None
+        return None, None
     payload = parsed.get("payload")
-    return payload if isinstance(payload, dict) else parsed
+    if isinstance(payload, dict):
+        schema = parsed.get("schema")
+        return payload, schema if isinstance(schema, dict) else None
+    return parsed, None
 
 
-def event_of(message: str | None, schema: TargetSchema) -> tuple[ChangeEvent, str | None]:
+def _fields(envelope: dict | None, image: str) -> dict[str, FieldSchema] | None:
+    """The envelope's field entries of ``image`` (before or after) by name."""
+    if envelope is None:
+        return None
+    for entry in envelope.get("fields") or ():
+        if isinstance(entry, dict) and entry.get("field") == image:
+            return {
+                f["field"]: FieldSchema(f.get("type"), f.get("name"), f.get("parameters"))
+                for f in entry.get("fields") or ()
+                if isinstance(f, dict) and "field" in f
+            }
+    return None
+
+
+def _decoded(
+    image: dict,
+    fields: dict[str, FieldSchema] | None,
+    columns: dict[str, str],
+    settings: DebeziumSettings,
+    prefix: str = "",
+) -> tuple[dict, list[str], str | None]:
+    """(name -> text, unchanged columns, first decoding error) of an image's attributes."""
+    texts, unchanged, error = {}, [], None
+    placeholders = settings.placeholders()
+    for name, value in image.items():
+        text = _text(value)
+        if name not in columns or text is None:
+            texts[name] = text
+            continue
+        if text in placeholders and not prefix:
+            texts[name] = text
+            unchanged.append(name)
+            continue
+        field = None if fields is None else fields.get(name)
+        try:
+            texts[name] = decode(text, field, columns[name], settings)
+        except Undecodable:
+            texts[name] = None
+            if error is None:
+                how = field_kind(field, columns[name], settings)[1]
+                if field is not None and (field.name or field.type):
+                    how = str(field.name or field.type)
+                error = f"undecodable:{prefix}{name}:{how}"
+    return texts, unchanged, error
+
+
+def event_of(
+    message: str | None, schema: TargetSchema, settings: DebeziumSettings | None = None
+) -> tuple[ChangeEvent, str | None]:
     """The feed event of one message, and its op (None when unreadable)."""
-    body = _body(message)
-    if message is None or body is None or not body.get("op"):
-        kind = "tombstone" if message is None else "unparseable"
-        return ChangeEvent(kind, None, None, None, None), None
+    settings = settings or DebeziumSettings()
+    if message is None or message.strip(" ") == "null":
+        return ChangeEvent("tombstone", None, None, None, None), None
+    body, envelope = _parsed(message)
+    if body is None or not body.get("op"):
+        return ChangeEvent("unparseable", None, None, None, None), None
     op = body["op"]
     source = body.get("source") or {}
     millis = source.get("ts_ms", body.get("ts_ms"))
@@ -60,19 +123,39 @@ def event_of(message: str | None, schema: TargetSchema) -> tuple[ChangeEvent, st
     before, after = body.get("before"), body.get("after")
     image = after if op in ("c", "r", "u") else None
     old = (after if before is None else before) if op == "u" else (before if op == "d" else None)
-    names = None if image is None else tuple(image)
-    values = None if image is None else tuple(_text(v) for v in image.values())
-    old_names = None if old is None else schema.keys
-    old_values = None if old is None else tuple(_text(old.get(k)) for k in schema.keys)
+    old_fields = "after" if op == "u" and before is None else "before"
+    names = values = unchanged = error = None
+    if image is not None:
+        texts, found, error = _decoded(image, _fields(envelope, "after"), schema.columns, settings)
+        names, values = tuple(image), tuple(texts[n] for n in image)
+        # only the declared non-key columns can be left unchanged
+        unchanged = tuple(c for c in schema.nonkeys if c in found) or None
+    old_names = old_values = None
+    if old is not None:
+        keys = {k: old.get(k) for k in schema.keys}
+        key_texts, _, old_error = _decoded(
+            keys, _fields(envelope, old_fields), schema.columns, settings, prefix="old_"
+        )
+        old_names, old_values = schema.keys, tuple(key_texts[k] for k in schema.keys)
+        error = error or old_error
     kind = OPS.get(op, op)
-    return ChangeEvent(kind, ts, lsn, names, values, old_names, old_values), op
+    if kind not in ("insert", "update", "delete"):
+        error = None
+    return (
+        ChangeEvent(kind, ts, lsn, names, values, old_names, old_values, error, unchanged),
+        op,
+    )
 
 
-def feed_events(batches: Sequence[Sequence[str | None]], schema: TargetSchema) -> list[ChangeEvent]:
+def feed_events(
+    batches: Sequence[Sequence[str | None]],
+    schema: TargetSchema,
+    settings: DebeziumSettings | None = None,
+) -> list[ChangeEvent]:
     """The feed events of delivered batches of messages (key-change pairs merged per batch)."""
     events: list[ChangeEvent] = []
     for batch in batches:
-        decoded = [event_of(message, schema) for message in batch]
+        decoded = [event_of(message, schema, settings) for message in batch]
         at: dict[tuple[datetime, int], list[int]] = {}
         for index, (event, op) in enumerate(decoded):
             if op is not None and event.event_seq is not None and event.event_ts is not None:
@@ -93,6 +176,8 @@ def feed_events(batches: Sequence[Sequence[str | None]], schema: TargetSchema) -
                         c_event.column_values,
                         d_event.old_key_names,
                         d_event.old_key_values,
+                        c_event.landing_error or d_event.landing_error,
+                        c_event.unchanged_columns,
                     )
                 )
                 merged.update(indexes)

@@ -25,6 +25,10 @@ from spark_cdc.change_events.casts import try_cast
 from spark_cdc.core.type_text import type_text_problem
 
 CHANGE_TYPES = ("insert", "update", "delete")
+# A change type of a feed whose source applies truncates (a Debezium source's setting).
+TRUNCATE = "truncate"
+# A Kafka tombstone (the null message after a delete): no change, skipped with this reason.
+TOMBSTONE = "tombstone"
 # Trimmed around a change type (ASCII whitespace; Spark's trim() alone removes only spaces).
 CHANGE_TYPE_PADDING = " \t\n\r\f\v"
 EPOCH = datetime(1970, 1, 1)
@@ -49,6 +53,8 @@ class ChangeEvent:
     old_key_values: tuple[str | None, ...] | None = None
     # Why the landing could not read the line as an event (change_events.landing), if it could not.
     landing_error: str | None = None
+    # Image columns the source did not send (normalize.UNCHANGED_COLUMNS): previous value kept.
+    unchanged_columns: tuple[str, ...] | None = None
 
     def as_record(self) -> dict:
         """A JSON-friendly dict (event_ts as 'YYYY-MM-DD HH:MM:SS.ffffff')."""
@@ -152,18 +158,23 @@ def change_kind(change_type: str | None) -> str:
     return (change_type or "").strip(CHANGE_TYPE_PADDING).lower()
 
 
-def validate(event: ChangeEvent, schema: TargetSchema) -> str | None:
+def validate(event: ChangeEvent, schema: TargetSchema, truncates: bool = False) -> str | None:
     """The quarantine reason of an event, or None when it can be applied.
 
-    Checks, first failure wins: the landing's error (a line it could not read); change type;
+    Checks, first failure wins: the landing's error (a line it could not read); a tombstone
+    (``tombstone``: skipped, not an error); change type (a truncate needs only its event_ts);
     event_ts; for insert/update the image (present,
     names and values of equal length, no repeated name, non-null keys, every target column
-    castable — in target column order); for update/delete the old key (present, equal lengths,
-    non-null and castable key values). Image columns unknown to the target are ignored."""
+    castable but the unchanged ones — in target column order); for update/delete the old key
+    (present, equal lengths, non-null and castable key values); last, an update that moves its
+    key cannot leave a column unchanged (``unchanged_on_key_change:<columns>``: the previous
+    value would be another key's). Image columns unknown to the target are ignored."""
     if event.landing_error is not None:
         return event.landing_error
     kind = change_kind(event.change_type)
-    if kind not in CHANGE_TYPES:
+    if kind == TOMBSTONE:
+        return TOMBSTONE
+    if kind not in CHANGE_TYPES and not (truncates and kind == TRUNCATE):
         return f"unknown_change_type:{event.change_type}"
     if event.event_ts is None:
         return "missing_event_ts"
@@ -179,6 +190,8 @@ def validate(event: ChangeEvent, schema: TargetSchema) -> str | None:
             if image.get(key) is None:
                 return f"null_key:{key}"
         for name in schema.columns:
+            if name in (event.unchanged_columns or ()):
+                continue
             try:
                 schema.cast(name, image.get(name))
             except ValueError:
@@ -197,4 +210,8 @@ def validate(event: ChangeEvent, schema: TargetSchema) -> str | None:
                 schema.cast(key, old[key])
             except ValueError:
                 return f"cast_failed:old_{key}"
+    if kind == "update" and event.unchanged_columns:
+        new_key = tuple(schema.cast(k, image.get(k)) for k in schema.keys)
+        if new_key != tuple(schema.cast(k, old[k]) for k in schema.keys):
+            return "unchanged_on_key_change:" + ",".join(event.unchanged_columns)
     return None

@@ -10,6 +10,8 @@ adds:
 - ``image``: struct of the target columns cast to their types (null for deletes);
 - ``old_key``: struct of the key columns cast from the old key (null for inserts);
 - ``quarantine_reason``: null when the event can be applied, else the first failed rule.
+
+A feed may also have ``unchanged_columns`` (array of names, see UNCHANGED_COLUMNS); it is kept.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ FEED_COLUMNS = {
     "old_key_values": ArrayType(StringType()),
 }
 REASON = "quarantine_reason"
+# Names of image columns whose value the source did not send (an unchanged TOASTed value in a
+# Debezium update): not cast, and the event keeps the column's previous value (resolve).
+UNCHANGED_COLUMNS = "unchanged_columns"
 # Set by the landing on lines it could not read as an event (their first quarantine reason).
 LANDING_ERROR = "_landing_error"
 RAW_RECORD = "_raw_record"
@@ -81,7 +86,7 @@ def fingerprint_column() -> Column:
     return F.sha2(text, 256)
 
 
-def _reason(schema: TargetSchema) -> Column:
+def _reason(schema: TargetSchema, truncates: bool = False) -> Column:
     """The first failed rule (model.validate), over the texts staged by normalize_events."""
     kind = F.col("change_kind")
     names, values = F.col("column_names"), F.col("column_values")
@@ -90,8 +95,9 @@ def _reason(schema: TargetSchema) -> Column:
     needs_old = kind.isin("update", "delete")
     rules: list[tuple[Column, Column]] = [
         (F.col(LANDING_ERROR).isNotNull(), F.col(LANDING_ERROR)),
+        (kind == "tombstone", F.lit("tombstone")),
         (
-            kind.isNull() | ~kind.isin(*CHANGE_TYPES),
+            kind.isNull() | ~kind.isin(*CHANGE_TYPES, *(("truncate",) if truncates else ())),
             F.concat(
                 F.lit("unknown_change_type:"), F.coalesce(F.col("change_type"), F.lit("None"))
             ),
@@ -109,8 +115,10 @@ def _reason(schema: TargetSchema) -> Column:
     ]
     for key in schema.keys:
         rules.append((needs_image & F.col(_image_text(key)).isNull(), F.lit(f"null_key:{key}")))
+    unchanged = F.coalesce(F.col(UNCHANGED_COLUMNS), F.array().cast("array<string>"))
     for column in schema.columns:
         failed = F.col(_image_text(column)).isNotNull() & F.col(f"image.{column}").isNull()
+        failed = failed & ~F.array_contains(unchanged, column)
         rules.append((needs_image & failed, F.lit(f"cast_failed:{column}")))
     rules += [
         (
@@ -124,20 +132,30 @@ def _reason(schema: TargetSchema) -> Column:
     for key in schema.keys:
         failed = F.col(f"old_key.{key}").isNull()
         rules.append((needs_old & failed, F.lit(f"cast_failed:old_{key}")))
+    moved = F.col("old_key") != F.struct(*(F.col(f"image.{k}").alias(k) for k in schema.keys))
+    rules.append(
+        (
+            (kind == "update") & (F.size(unchanged) > 0) & moved,
+            F.concat(F.lit("unchanged_on_key_change:"), F.array_join(unchanged, ",")),
+        )
+    )
     reason = F.when(*rules[0])
     for condition, value in rules[1:]:
         reason = reason.when(condition, value)
     return reason
 
 
-def normalize_events(raw: DataFrame, schema: TargetSchema) -> DataFrame:
-    """The feed with change_kind, event_fingerprint, image, old_key and quarantine_reason.
+def normalize_events(raw: DataFrame, schema: TargetSchema, truncates: bool = False) -> DataFrame:
+    """The feed with change_kind, event_fingerprint, image, old_key and quarantine_reason
+    (``truncates``: whether a ``truncate`` is a change type of the feed, model.validate).
 
     Each image text is looked up once (staged columns), then cast once, so the rules and the
     typed structs share them."""
     feed = with_feed_columns(raw)
     if LANDING_ERROR not in feed.columns:
         feed = feed.withColumn(LANDING_ERROR, F.lit(None).cast("string"))
+    if UNCHANGED_COLUMNS not in feed.columns:
+        feed = feed.withColumn(UNCHANGED_COLUMNS, F.lit(None).cast("array<string>"))
     texts = [
         _text("column_names", "column_values", c).alias(_image_text(c)) for c in schema.columns
     ]
@@ -151,8 +169,12 @@ def normalize_events(raw: DataFrame, schema: TargetSchema) -> DataFrame:
         *texts,
         *old_texts,
     )
+    unchanged = F.coalesce(F.col(UNCHANGED_COLUMNS), F.array().cast("array<string>"))
     image = F.struct(
-        *(F.col(_image_text(c)).try_cast(t).alias(c) for c, t in schema.columns.items())
+        *(
+            F.when(~F.array_contains(unchanged, c), F.col(_image_text(c)).try_cast(t)).alias(c)
+            for c, t in schema.columns.items()
+        )
     )
     old_key = F.struct(
         *(F.col(_old_text(k)).try_cast(schema.columns[k]).alias(k) for k in schema.keys)
@@ -164,7 +186,7 @@ def normalize_events(raw: DataFrame, schema: TargetSchema) -> DataFrame:
         *feed.columns,
         "change_kind",
         "event_fingerprint",
-        _reason(schema).alias(REASON),
+        _reason(schema, truncates).alias(REASON),
         F.when(kind.isin("insert", "update"), F.col("image")).alias("image"),
         F.when(kind.isin("update", "delete"), F.col("old_key")).alias("old_key"),
     ).drop(*temporary)

@@ -2,9 +2,10 @@
 
 State and its bounds
 --------------------
-- The **ledger** keeps every input event once, with its status: ``applied``, ``duplicate`` or
-  ``quarantined`` (and the reason). Events in = applied + duplicates + quarantined, per batch and
-  per run. It is the audit trail, and the source of truth for replays.
+- The **ledger** keeps every input event once, with its status: ``applied``, ``duplicate``,
+  ``quarantined`` (and the reason) or ``skipped`` (a tombstone: no change). Events in =
+  applied + duplicates + quarantined + skipped, per batch and per run. It is the audit trail,
+  and the source of truth for replays.
 - The **history** (SCD2 versions, resolve.resolve_versions) is the resolver's state: the versions
   live at any instant H are the state at H (tombstones included, as deleted versions).
 - ``allowed_lateness`` bounds what is applied: a batch's *watermark* is the latest event_ts of
@@ -41,9 +42,10 @@ from spark_cdc.change_events.evolution import (
     evolved_schema,
     with_discovered_images,
 )
-from spark_cdc.change_events.model import ChangeEventConfigError, TargetSchema
+from spark_cdc.change_events.model import TOMBSTONE, ChangeEventConfigError, TargetSchema
 from spark_cdc.change_events.normalize import REASON, normalize_events
 from spark_cdc.change_events.resolve import (
+    TRUNCATE,
     VERSION_COLUMNS,
     key_struct,
     moves_a_key,
@@ -53,7 +55,7 @@ from spark_cdc.core.cache_slots import keep
 from spark_cdc.hash_cdc.hashing import column
 
 BATCH = "_batch_id"
-STATUSES = ("applied", "duplicate", "quarantined")
+STATUSES = ("applied", "duplicate", "quarantined", "skipped")
 INITIAL_VERSION = "initial"
 # Delta keeps file statistics only on the columns that runs filter on: the ledger's batch, time,
 # status and run; the history's validity and run (Delta keeps none on booleans). Fingerprints,
@@ -88,6 +90,9 @@ class SourceConfig:
     schema: TargetSchema
     allowed_lateness: timedelta | None = None
     evolve_columns: bool = False
+    # What a truncate does: None (a feed without truncates: quarantined as an unknown change
+    # type), "apply" (closes every live key) or "refuse" (the ledger run fails, writing nothing).
+    truncate: str | None = None
 
     @classmethod
     def from_mapping(cls, name: str, raw: Mapping[str, Any]) -> SourceConfig:
@@ -193,7 +198,10 @@ def ledger_increment(
     # Kept: read by the ledger rows, the column sets and (with a lateness) the per-batch
     # watermarks, and filtered on its reason (which the optimizer would otherwise inline into
     # every filter).
-    events = keep(normalize_events(feed, config.schema), "change_events.ledger_events")
+    events = keep(
+        normalize_events(feed, config.schema, truncates=config.truncate == "apply"),
+        "change_events.ledger_events",
+    )
     if config.allowed_lateness is None:
         # No event is ever too late: every batch's watermark is null, without a pass over the
         # batches (or over the prior ledger's).
@@ -245,7 +253,8 @@ def ledger_increment(
             "_repeated", F.col("_repeated") | (F.col(REASON).isNull() & F.col("_seen").isNotNull())
         )
     status = (
-        F.when(F.col(REASON).isNotNull(), F.lit("quarantined"))
+        F.when(F.col(REASON) == TOMBSTONE, F.lit("skipped"))
+        .when(F.col(REASON).isNotNull(), F.lit("quarantined"))
         .when(F.col("_repeated"), F.lit("duplicate"))
         .otherwise(F.lit("applied"))
     )
@@ -392,7 +401,9 @@ def history_increment(
     from their versions live at H (and existing rows restored at or after H). No other key's
     versions can change. An in-order increment thus reads its own events and the open versions
     of the history (not its closed ones); a late event reaches back to its own time, for its
-    keys only."""
+    keys only. A truncate (a source whose ``truncate`` is ``apply``) acts on every key
+    live at its position: an increment holding one resolves every key again from its versions
+    live at the horizon."""
     declared = config.schema
     new_rows = _new_rows(ledger, process_id, resolved_through)
     if prior is not None:
@@ -421,13 +432,19 @@ def history_increment(
     else:
         fresh = window.where(F.col(BATCH) > F.lit(resolved_through))
     keys = _linked_keys(_action_keys(fresh, schema), window, schema)
-    events = _on_keys(window, keys, schema)
     at_horizon = (
         (F.col("valid_from") < F.lit(horizon)) & (F.col("valid_to") >= F.lit(horizon))
     ) | ((F.col("version_id") == INITIAL_VERSION) & (F.col("valid_from") >= F.lit(horizon)))
-    base = prior.where(at_horizon).join(
-        F.broadcast(_as_columns(keys, schema)), list(schema.keys), "left_semi"
-    )
+    truncates = window.where(F.col("change_kind") == TRUNCATE)
+    if config.truncate == "apply" and not truncates.isEmpty():
+        # A truncate acts on every key live at its position: all of them are resolved again.
+        base = prior.where(at_horizon)
+        events = window
+    else:
+        events = _on_keys(window, keys, schema)
+        base = prior.where(at_horizon).join(
+            F.broadcast(_as_columns(keys, schema)), list(schema.keys), "left_semi"
+        )
     return _resolved(
         events,
         base.select(*_columns(base, schema), *VERSION_COLUMNS),
@@ -440,7 +457,8 @@ def history_increment(
 def _resolved(
     events: DataFrame, base: DataFrame | None, config: SourceConfig, high_dttm: str, process_id: str
 ) -> DataFrame:
-    versions = resolve_versions(events, config.schema, high_dttm, base, process_id)
+    truncates = config.truncate == "apply"
+    versions = resolve_versions(events, config.schema, high_dttm, base, process_id, truncates)
     # Quoted: a discovered column's name may hold a dot (``a.b``), which F.col would split.
     content = [column(c) for c in versions.columns if c != "process_id"]
     return versions.withColumn("row_hash", F.md5(F.to_json(F.struct(*content))))

@@ -15,6 +15,10 @@ stored values and created_at:
 - two different events at one (event_ts, event_seq) touching one key are ambiguous: they apply in
   fingerprint order (deterministic) and the (key, event_ts, event_seq) is reported.
 
+Columns absent from an image are NULL in that image; a column the image lists as unchanged
+(``unchanged_columns``) keeps the row's previous value (NULL when the key has no live row). A
+truncate (when the source applies them) deletes every live row at its position.
+
 Columns absent from an image are NULL in that image. Invalid events (model.validate) are skipped
 and reported as quarantined. Every action also leaves a version in the key's history: the new
 image for an insert/update, a deleted marker for a delete (also for a delete of a missing key and
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from spark_cdc.change_events.model import (
+    TRUNCATE,
     ChangeEvent,
     TargetSchema,
     change_kind,
@@ -72,9 +77,11 @@ class ReferenceResult:
 
 
 def image_of(event: ChangeEvent, schema: TargetSchema) -> dict:
-    """The event's typed image over the target columns (absent columns are None)."""
+    """The event's typed image over the target columns (absent and unchanged columns are
+    None)."""
     given = dict(zip(event.column_names or (), event.column_values or (), strict=True))
-    return {c: schema.cast(c, given.get(c)) for c in schema.columns}
+    unchanged = event.unchanged_columns or ()
+    return {c: None if c in unchanged else schema.cast(c, given.get(c)) for c in schema.columns}
 
 
 def key_of(values: dict, schema: TargetSchema) -> tuple:
@@ -86,9 +93,12 @@ def old_key_of(event: ChangeEvent, schema: TargetSchema) -> tuple:
     return tuple(schema.cast(k, old[k]) for k in schema.keys)
 
 
-def touched_keys(event: ChangeEvent, schema: TargetSchema) -> list[tuple]:
-    """Keys an event acts on: the image key (insert/update) and the old key (update/delete)."""
+def touched_keys(event: ChangeEvent, schema: TargetSchema, live: dict | None = None) -> list[tuple]:
+    """Keys an event acts on: the image key (insert/update) and the old key (update/delete);
+    a truncate's are the ``live`` keys."""
     kind = change_kind(event.change_type)
+    if kind == TRUNCATE:
+        return list(live or {})
     keys = [] if kind == "delete" else [key_of(image_of(event, schema), schema)]
     if kind != "insert" and old_key_of(event, schema) not in keys:
         keys.append(old_key_of(event, schema))
@@ -96,13 +106,16 @@ def touched_keys(event: ChangeEvent, schema: TargetSchema) -> list[tuple]:
 
 
 def resolve_reference(
-    existing: dict[tuple, StateRow], events: list[ChangeEvent], schema: TargetSchema
+    existing: dict[tuple, StateRow],
+    events: list[ChangeEvent],
+    schema: TargetSchema,
+    truncates: bool = False,
 ) -> ReferenceResult:
     """Apply ``events`` (any order, any batching) to ``existing`` per the module's rules."""
     result = ReferenceResult(state={})
     unique: dict[str, ChangeEvent] = {}
     for event in events:
-        reason = validate(event, schema)
+        reason = validate(event, schema, truncates)
         if reason is not None:
             result.quarantined.append((event, reason))
         elif fingerprint(event) in unique:
@@ -119,7 +132,7 @@ def resolve_reference(
         if isinstance(item, StateRow):
             _restore(result, key, item)
             continue
-        for touched in touched_keys(item, schema):
+        for touched in touched_keys(item, schema, result.state):
             fingerprints = touched_at.setdefault((touched, ts, seq), set())
             fingerprints.add(fp)
             if len(fingerprints) > 1:
@@ -151,7 +164,16 @@ def _apply(result: ReferenceResult, event: ChangeEvent, schema: TargetSchema) ->
     if kind == "delete":
         _remove(result, old_key_of(event, schema), ts)
         return
+    if kind == TRUNCATE:
+        for key in list(result.state):
+            result.history.setdefault(key, []).append(Version(ts, True, None, None, TRUNCATE))
+            del result.state[key]
+        return
     image = image_of(event, schema)
+    if event.unchanged_columns:
+        previous = result.state.get(key_of(image, schema))
+        for column in event.unchanged_columns:
+            image[column] = None if previous is None else previous.values[column]
     new_key = key_of(image, schema)
     if kind == "update" and old_key_of(event, schema) != new_key:
         moved = _remove(result, old_key_of(event, schema), ts)

@@ -32,7 +32,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from spark_cdc.change_events.model import TargetSchema
+from spark_cdc.change_events.model import TRUNCATE, TargetSchema
+from spark_cdc.change_events.normalize import UNCHANGED_COLUMNS
 from spark_cdc.core.cache_slots import keep, release
 from spark_cdc.hash_cdc.hashing import column
 
@@ -63,10 +64,14 @@ def moves_a_key(schema: TargetSchema) -> Column:
     return (F.col("change_kind") == "update") & moved
 
 
-def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) -> DataFrame:
+def _actions(
+    events: DataFrame, base: DataFrame | None, schema: TargetSchema, truncates: bool = False
+) -> DataFrame:
     """One row per action: _key, position, kind, values and the identity of its version."""
     image_key = key_struct(F.col("image"), schema)
     moves = moves_a_key(schema)
+    no_names = F.lit(None).cast("array<string>")
+    unchanged = F.col(UNCHANGED_COLUMNS) if UNCHANGED_COLUMNS in events.columns else no_names
     common = {
         "_ts": F.col("event_ts"),
         "_seq": F.coalesce(F.col("event_seq"), F.lit(0)).cast("long"),
@@ -76,8 +81,10 @@ def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) ->
         "_restore_created": F.lit(None).cast("timestamp"),
         "_stored_version": F.lit(None).cast("string"),
         "is_ambiguous_stored": F.lit(None).cast("boolean"),
+        "_truncate": F.lit(False),
     }
     upserts = events.where(F.col("change_kind").isin("insert", "update")).select(
+        unchanged.alias("_unchanged"),
         image_key.alias("_key"),
         F.lit("U").alias("_kind"),
         F.col("change_kind").alias("change_type"),
@@ -87,6 +94,7 @@ def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) ->
         *(column.alias(name) for name, column in common.items()),
     )
     deletes = events.where((F.col("change_kind") == "delete") | moves).select(
+        no_names.alias("_unchanged"),
         F.col("old_key").alias("_key"),
         F.lit("D").alias("_kind"),
         F.lit("delete").alias("change_type"),
@@ -100,9 +108,37 @@ def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) ->
             "_values", F.col("_values").cast(upserts.schema["_values"].dataType)
         ).withColumn("_src", F.col("_src").cast(upserts.schema["_src"].dataType))
     )
-    if base is None:
-        return actions
-    restored = base.select(
+    if base is not None:
+        actions = actions.unionByName(_restored(base, schema, actions))
+    if truncates:
+        actions = actions.unionByName(_truncations(events, actions, common))
+    return actions
+
+
+def _truncations(events: DataFrame, actions: DataFrame, common: dict) -> DataFrame:
+    """A delete of every key of ``actions`` at each truncate's position (_truncate: kept only
+    where the key is live then, see _windowed)."""
+    keys = actions.select("_key").distinct()
+    return (
+        events.where(F.col("change_kind") == TRUNCATE)
+        .select(
+            F.lit(None).cast("array<string>").alias("_unchanged"),
+            F.lit("D").alias("_kind"),
+            F.lit(TRUNCATE).alias("change_type"),
+            F.lit(None).cast(actions.schema["_values"].dataType).alias("_values"),
+            F.lit(None).cast(actions.schema["_src"].dataType).alias("_src"),
+            F.lit(False).alias("_is_out"),
+            *(column.alias(name) for name, column in common.items() if name != "_truncate"),
+            F.lit(True).alias("_truncate"),
+        )
+        .crossJoin(keys)
+    )
+
+
+def _restored(base: DataFrame, schema: TargetSchema, actions: DataFrame) -> DataFrame:
+    """The base's rows as actions at their valid_from, before any event of that instant."""
+    return base.select(
+        F.lit(None).cast("array<string>").alias("_unchanged"),
         key_struct(F.struct(*(column(k) for k in schema.keys)), schema).alias("_key"),
         F.when(F.col("is_deleted"), F.lit("D")).otherwise(F.lit("U")).alias("_kind"),
         F.col("change_type"),
@@ -119,11 +155,13 @@ def _actions(events: DataFrame, base: DataFrame | None, schema: TargetSchema) ->
         F.col("created_at").alias("_restore_created"),
         F.col("version_id").alias("_stored_version"),
         F.col("is_ambiguous").alias("is_ambiguous_stored"),
+        F.lit(False).alias("_truncate"),
     )
-    return actions.unionByName(restored)
 
 
-def _windowed(actions: DataFrame) -> DataFrame:
+def _windowed(
+    actions: DataFrame, schema: TargetSchema, truncates: bool = False, fills: bool = False
+) -> DataFrame:
     """Per-key window: duplicates dropped, then runs, versions' valid_to, ambiguity, move-in and
     move-out facts (one shuffle: every window shares the key partitioning and order; three
     window passes: duplicates, neighbours, running run facts)."""
@@ -140,6 +178,10 @@ def _windowed(actions: DataFrame) -> DataFrame:
 
     repeated = F.coalesce(F.lag("_fp").over(by_key) == F.col("_fp"), F.lit(False))
     unique = actions.withColumn("_repeated", repeated).where(~F.col("_repeated"))
+    if truncates:
+        # A truncate deletes the keys live at its position only (after an upsert).
+        live = F.coalesce(F.lag("_kind").over(by_key), F.lit("D")) == "U"
+        unique = unique.withColumn("_live", live).where(~F.col("_truncate") | F.col("_live"))
     neighbours = unique.select(
         *actions.columns,
         F.lag("_kind").over(by_key).alias("_prev_kind"),
@@ -156,7 +198,7 @@ def _windowed(actions: DataFrame) -> DataFrame:
         F.col("_src").isNull(), F.col("_ts")
     )
     starts = neighbours.withColumn("_reset", reset)
-    return starts.select(
+    runs = starts.select(
         "*",
         F.sum(F.col("_reset").cast("long")).over(running).alias("_run"),
         F.last(F.when(F.col("_reset"), F.struct(start_created.alias("c"))), True)
@@ -164,6 +206,31 @@ def _windowed(actions: DataFrame) -> DataFrame:
         .getField("c")
         .alias("_run_created"),
     )
+    return _filled(runs, schema) if fills else runs
+
+
+def _filled(runs: DataFrame, schema: TargetSchema) -> DataFrame:
+    """Upserts' unchanged columns (``_unchanged``) take the run's latest value sent before them:
+    the previous version's (a restored row's too); null when the run has none."""
+    in_run = (
+        Window.partitionBy("_key", "_run")
+        .orderBy("_ts", "_seq", "_fp")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    unchanged = F.coalesce(F.col("_unchanged"), F.array().cast("array<string>"))
+    values = []
+    for c in schema.columns:
+        value = F.col("_values")[c]
+        if c not in schema.keys:
+            sent = F.when(
+                (F.col("_kind") == "U") & ~F.array_contains(unchanged, c),
+                F.struct(value.alias("v")),
+            )
+            previous = F.last(sent, True).over(in_run).getField("v")
+            value = F.when(F.array_contains(unchanged, c), previous).otherwise(value)
+        values.append(value.alias(c))
+    filled = F.when(F.col("_values").isNotNull(), F.struct(*values))
+    return runs.withColumn("_values", filled.cast(runs.schema["_values"].dataType))
 
 
 def _links(acts: DataFrame) -> DataFrame:
@@ -261,15 +328,21 @@ def resolve_versions(
     high_dttm: str,
     base: DataFrame | None = None,
     process_id: str = "adhoc",
+    truncates: bool = False,
 ) -> DataFrame:
     """Every version of every key touched by ``events`` (and ``base``), see the module doc.
 
     ``events``: valid normalized events (normalize.normalize_events); exact duplicates apply
-    once. ``base``: rows in the versions' shape to restore first, or None. Output: the target
-    columns then VERSION_COLUMNS, every row stamped with ``process_id``.
+    once. ``base``: rows in the versions' shape to restore first, or None. ``truncates``:
+    whether ``truncate`` events act (a delete of every key live at their position, change_type
+    ``truncate``). Output: the target columns then VERSION_COLUMNS, every row stamped with
+    ``process_id``.
     """
-    actions = _actions(events, base, schema)
-    acts = _windowed(actions.repartition(_partitions(actions.sparkSession), "_key"))
+    actions = _actions(events, base, schema, truncates)
+    fills = UNCHANGED_COLUMNS in events.columns
+    acts = _windowed(
+        actions.repartition(_partitions(actions.sparkSession), "_key"), schema, truncates, fills
+    )
     if events.where(moves_a_key(schema)).isEmpty():
         # No event moves a key: no run inherits created_at from another, no link work, and the
         # windowed actions have one reader (the output), so they are not kept (asked of the

@@ -2,7 +2,8 @@
 
 Settings (``meta.change_events``): ``source`` (its name), ``columns`` (name -> Spark type),
 ``key_columns``, ``allowed_lateness``, ``evolve_columns``, ``input`` (``events``, the feed
-format of change_events.model, or ``debezium``: Debezium messages in a ``value`` column) and
+format of change_events.model, or ``debezium``: Debezium messages in a ``value`` column, read
+with the connector settings of ``debezium``: change_events.debezium_types.DebeziumSettings) and
 ``high_dttm`` (the high end date of current versions).
 """
 
@@ -13,10 +14,13 @@ from dataclasses import replace
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from spark_cdc.change_events.debezium import normalize_debezium
+from spark_cdc.change_events.debezium_types import DebeziumSettings
 from spark_cdc.change_events.evolution import add_missing_columns, columns_in
 from spark_cdc.change_events.history_feed import enable_feed, versions_since
+from spark_cdc.change_events.model import TRUNCATE
 from spark_cdc.change_events.normalize import RAW_RECORD
 from spark_cdc.change_events.pipeline import (
     BATCH,
@@ -61,10 +65,34 @@ def settings(meta: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return found
 
 
+def debezium_settings(meta: Mapping[str, Any] | None) -> DebeziumSettings:
+    """The connector settings a Debezium source's messages are read with (``debezium``)."""
+    try:
+        return DebeziumSettings.from_mapping(settings(meta).get("debezium"))
+    except ValueError as error:
+        raise SettingsError(str(error)) from error
+
+
 def source_config(meta: Mapping[str, Any] | None) -> SourceConfig:
-    """The source's configuration (name, typed target, lateness, column evolution)."""
+    """The source's configuration (name, typed target, lateness, column evolution; a Debezium
+    source's truncates)."""
     found = settings(meta)
-    return SourceConfig.from_mapping(str(found["source"]), found)
+    config = SourceConfig.from_mapping(str(found["source"]), found)
+    if found.get("input") == "debezium":
+        config = replace(config, truncate=debezium_settings(meta).truncate)
+    return config
+
+
+def refuse_truncates(feed: DataFrame, source: str) -> None:
+    """Fail the run, before it writes, when the new messages hold a truncate."""
+    found = feed.where(F.col("change_type") == TRUNCATE).select(BATCH, "event_ts").first()
+    if found is not None:
+        raise SettingsError(
+            f"{source}: batch {found[BATCH]} holds a truncate of the table (at "
+            f"{found['event_ts']}) and the source's debezium.truncate is 'refuse': nothing was "
+            "written. Take the batch back (docs/bad-input-and-recovery.md) or set "
+            "debezium.truncate: apply to close every live row at the truncate."
+        )
 
 
 def _prior(dbt: Any, session: SparkSession) -> DataFrame | None:
@@ -95,9 +123,10 @@ def ledger(dbt: Any, session: SparkSession, meta: Mapping[str, Any], feed: DataF
     if settings(meta).get("input") == "debezium":
         if prior is not None:
             feed = new_batches(feed, prior)
-        feed = normalize_debezium(feed, config.schema).withColumnRenamed(
-            "source_message", RAW_RECORD
-        )
+        feed = normalize_debezium(feed, config.schema, debezium_settings(meta))
+        feed = feed.withColumnRenamed("source_message", RAW_RECORD)
+        if config.truncate == "refuse":
+            refuse_truncates(feed, config.name)
     apply_property_defaults(session, LEDGER_TABLE_PROPERTIES)  # a new table's statistics
     rows = ledger_increment(feed, prior, config, process_id(session))
     return rows if prior is not None else in_time_order(session, rows, "event_ts", BATCH)
