@@ -36,7 +36,7 @@ ADDS = [
     [
         "change-events", "accounts", "--key=region", "--key=account_no",
         "--column=region:string", "--column=account_no:bigint", "--column=owner:string",
-        "--column=balance:double", "--debezium", f"--landing-schema={LANDING}",
+        "--column=balance:decimal(12,2)", "--debezium", f"--landing-schema={LANDING}",
     ],
     [
         "change-events", "balances", "--key=id", "--column=id:int", "--column=name:string",

@@ -6,7 +6,7 @@ set -euo pipefail
 spark-cdc add change-events customers --key=id --column=id:int --column=name:string \
   --column=amount:int --initial-rows --evolve-columns "$@"
 spark-cdc add change-events accounts --key=region --key=account_no --column=region:string \
-  --column=account_no:bigint --column=owner:string --column=balance:double --debezium "$@"
+  --column=account_no:bigint --column=owner:string --column='balance:decimal(12,2)' --debezium "$@"
 spark-cdc add hash-cdc synthetic --key=key_1:string --key=key_2:string --key=key_3:string \
   --key=key_4:string --key=key_5:string --nonkey=attr_1:bigint --nonkey=attr_2:bigint \
   --nonkey=attr_3:bigint --nonkey=attr_4:bigint --nonkey=attr_5:bigint --nonkey=attr_6:bigint \

@@ -129,6 +129,7 @@ with events as (
         count_if(status = 'applied') as applied,
         count_if(status = 'duplicate') as duplicates,
         count_if(status = 'quarantined') as quarantined,
+        count_if(status = 'skipped') as skipped,
         count_if(quarantine_reason = 'too_late') as too_late
     from {{ ledger }}
     {%- if runs_filter %}
@@ -203,6 +204,7 @@ select
     events.applied,
     events.duplicates,
     events.quarantined,
+    events.skipped,
     events.too_late,
     coalesce(versions.versions_written, 0) as versions_written,
     coalesce(versions.ambiguous_versions, 0) as ambiguous_versions

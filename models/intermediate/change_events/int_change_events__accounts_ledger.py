@@ -8,6 +8,8 @@ def model(dbt, session):
     dbt.config(
         materialized="incremental",
         incremental_strategy="append",
+        # a ledger built by an earlier version gains the columns later ones write
+        on_schema_change="append_new_columns",
         post_hook=[
             "reset spark.databricks.delta.properties.defaults.dataSkippingStatsColumns",
             "reset spark.sql.files.maxRecordsPerFile",  # a full build's file size

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from spark_cdc.change_events.model import (
+    TOMBSTONE,
     TRUNCATE,
     ChangeEvent,
     TargetSchema,
@@ -72,6 +73,7 @@ class ReferenceResult:
     history: dict[tuple, list[Version]] = field(default_factory=dict)
     applied: int = 0
     duplicates: int = 0
+    skipped: int = 0  # tombstones: no change
     quarantined: list[tuple[ChangeEvent, str]] = field(default_factory=list)
     ambiguous: set[tuple] = field(default_factory=set)
 
@@ -116,7 +118,9 @@ def resolve_reference(
     unique: dict[str, ChangeEvent] = {}
     for event in events:
         reason = validate(event, schema, truncates)
-        if reason is not None:
+        if reason == TOMBSTONE:
+            result.skipped += 1
+        elif reason is not None:
             result.quarantined.append((event, reason))
         elif fingerprint(event) in unique:
             result.duplicates += 1

@@ -1,7 +1,9 @@
 """Synthetic Debezium change-event streams with a composite key, and their expected state.
 
 A simulated ``accounts`` table (key ``region`` string + ``account_no`` bigint; ``owner`` string,
-``balance`` double) changes through messages as a Debezium connector emits them: snapshot reads
+``balance`` decimal(12,2)) changes through messages as Debezium's Postgres connector emits them
+with its defaults (a decimal as base64 two's-complement bytes, its scale in the schema envelope
+when there is one; change_events.debezium_types): snapshot reads
 (r) and creates (c), updates (u, with the full ``before`` row), deletes (d, followed by a Kafka
 tombstone), and primary-key changes as a delete + create pair at one position (ts_ms, lsn).
 Delivery is at least once: messages repeat in later batches; batches arrive shuffled inside
@@ -11,9 +13,11 @@ from the plain-Python models (change_events.debezium_model, change_events.refere
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 from spark_cdc.change_events.debezium_model import feed_events
@@ -21,7 +25,12 @@ from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.reference import ReferenceResult, resolve_reference
 
 SCHEMA = TargetSchema(
-    columns={"region": "string", "account_no": "bigint", "owner": "string", "balance": "double"},
+    columns={
+        "region": "string",
+        "account_no": "bigint",
+        "owner": "string",
+        "balance": "decimal(12,2)",
+    },
     keys=("region", "account_no"),
 )
 REGIONS = ("eu", "us", "apac")
@@ -45,15 +54,53 @@ class DebeziumSpec:
     seed: int = 0
 
 
+# The envelope's schema of an image, as the connector writes it for the accounts table.
+_IMAGE_FIELDS = [
+    {"type": "string", "optional": False, "field": "region"},
+    {"type": "int64", "optional": False, "field": "account_no"},
+    {"type": "string", "optional": True, "field": "owner"},
+    {
+        "type": "bytes",
+        "optional": True,
+        "name": "org.apache.kafka.connect.data.Decimal",
+        "version": 1,
+        "parameters": {"scale": "2", "connect.decimal.precision": "12"},
+        "field": "balance",
+    },
+]
+_ENVELOPE_SCHEMA = {
+    "type": "struct",
+    "name": "pg.public.accounts.Envelope",
+    "fields": [
+        {"type": "struct", "fields": _IMAGE_FIELDS, "optional": True, "field": image}
+        for image in ("before", "after")
+    ],
+}
+
+
+def encoded_decimal(value: Decimal, scale: int = 2) -> str:
+    """A decimal as the connector sends it: its unscaled value's minimal two's-complement
+    big-endian bytes (Java's BigInteger.toByteArray), in base64."""
+    unscaled = int(value.scaleb(scale))
+    size = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
+    return base64.b64encode(unscaled.to_bytes(size, "big", signed=True)).decode()
+
+
+def _encoded(row: dict | None) -> dict | None:
+    if row is None:
+        return None
+    return {**row, "balance": encoded_decimal(row["balance"])}
+
+
 def _message(op: str, before, after, ms: int, lsn: int, envelope: bool) -> str:
     payload = {
-        "before": before,
-        "after": after,
+        "before": _encoded(before),
+        "after": _encoded(after),
         "source": {"connector": "postgresql", "table": "accounts", "ts_ms": ms, "lsn": lsn},
         "op": op,
         "ts_ms": ms + 7,
     }
-    return json.dumps({"schema": {}, "payload": payload} if envelope else payload)
+    return json.dumps({"schema": _ENVELOPE_SCHEMA, "payload": payload} if envelope else payload)
 
 
 def _row(key: tuple[str, int], rng: random.Random) -> dict:
@@ -61,8 +108,12 @@ def _row(key: tuple[str, int], rng: random.Random) -> dict:
         "region": key[0],
         "account_no": key[1],
         "owner": f"owner-{rng.randrange(10_000)}",
-        "balance": round(rng.uniform(-500, 50_000), 2),
+        "balance": _amount(rng),
     }
+
+
+def _amount(rng: random.Random) -> Decimal:
+    return Decimal(rng.randrange(-50_000, 5_000_000)).scaleb(-2)
 
 
 def generate_messages(spec: DebeziumSpec) -> list[list[str]]:
@@ -113,7 +164,7 @@ def generate_messages(spec: DebeziumSpec) -> list[list[str]]:
         else:
             key = rng.choice(sorted(live))
             before = live[key]
-            live[key] = {**before, "balance": round(rng.uniform(-500, 50_000), 2)}
+            live[key] = {**before, "balance": _amount(rng)}
             units.append([_message("u", before, live[key], ms, lsn, envelope)])
     size = max(1, -(-len(units) // spec.batches))
     batches = [units[i : i + size] for i in range(0, len(units), size)]
@@ -151,13 +202,14 @@ def write_debezium_stream(spec: DebeziumSpec, output: Path) -> dict:
                 "updated_at": row.updated_at.isoformat(sep=" "),
                 "last_change_type": row.last_change_type,
             }
-            handle.write(json.dumps(record) + "\n")
+            handle.write(json.dumps(record, default=str) + "\n")  # decimals as their text
     manifest = {
         "messages": sum(len(b) for b in batches),
-        "events": result.applied + result.duplicates + len(result.quarantined),
+        "events": result.applied + result.duplicates + len(result.quarantined) + result.skipped,
         "applied": result.applied,
         "duplicates": result.duplicates,
         "quarantined": len(result.quarantined),
+        "skipped": result.skipped,
         "batches": len(batches),
         "final_rows": len(result.state),
     }

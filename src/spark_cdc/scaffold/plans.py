@@ -128,6 +128,21 @@ class ChangeEventSource:
         return _command(words)
 
 
+# What the ledger of a Debezium source adds to the feed's columns (change_events.debezium).
+DEBEZIUM_LEDGER_COLUMNS = (
+    (
+        "unchanged_columns",
+        "Columns whose value the connector did not send (an unchanged TOASTed value): the "
+        "event keeps their previous values.",
+    ),
+    (
+        "_landing_error",
+        "Why a value of the message did not decode (undecodable:<column>:<how>; NULL when "
+        "every value did).",
+    ),
+)
+
+
 def change_event_files(source: ChangeEventSource) -> dict[str, str]:
     """The files of a change-event source."""
     from spark_cdc.change_events.pipeline import parse_lateness
@@ -159,7 +174,7 @@ def change_event_files(source: ChangeEventSource) -> dict[str, str]:
     ledger_columns = [
         *FEED_COLUMNS[:7],
         *LEDGER_COLUMNS[:3],
-        *(() if source.debezium else FEED_COLUMNS[7:8]),
+        *(DEBEZIUM_LEDGER_COLUMNS if source.debezium else FEED_COLUMNS[7:8]),
         ("_raw_record", "The message as delivered." if source.debezium else FEED_COLUMNS[8][1]),
         *LEDGER_COLUMNS[3:],
     ]

@@ -1,0 +1,288 @@
+"""A real Debezium connector on a real PostgreSQL: what it emits (its default encodings, schemas on
+and off, string decimals and ISO times; TOAST placeholders, truncates, key changes, transactions,
+REPLICA IDENTITY DEFAULT and FULL), landed as delivery files and applied; after every delivery the
+current rows equal Postgres's own table, value by value, and nothing Postgres applied is
+quarantined."""
+
+from __future__ import annotations
+
+import random
+import string
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from change_event_support import HIGH
+from debezium_support import Capture, debezium_capture, postgres_available, postgres_server
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from spark_cdc.change_events.debezium import normalize_debezium
+from spark_cdc.change_events.debezium_types import DebeziumSettings
+from spark_cdc.change_events.landing import land_debezium_files
+from spark_cdc.change_events.model import TargetSchema
+from spark_cdc.change_events.normalize import RAW_RECORD
+from spark_cdc.change_events.pipeline import (
+    SourceConfig,
+    history_increment,
+    ledger_increment,
+    merge_versions,
+    new_batches,
+)
+from spark_cdc.change_events.resolve import current_rows
+
+pytestmark = pytest.mark.skipif(
+    not postgres_available(), reason="needs Debian's postgresql-15 and a JDK (javac)"
+)
+DATABASE = "t_debezium_postgres"
+TIMESTAMP_TEXT = "YYYY-MM-DD HH24:MI:SS.US"
+ORDERS_DDL = """
+create table orders (
+    region text, order_no bigint, amount numeric(12, 2), rate numeric, placed_at timestamp,
+    picked_up_at timestamptz, delivered_on date, slot time, paid boolean, doc jsonb, note text,
+    primary key (region, order_no));
+create table parcels (id int primary key, weight numeric(8, 3), note text);
+alter table parcels replica identity full;
+create table marker (step int primary key);
+"""
+ORDERS = {
+    "region": "string",
+    "order_no": "bigint",
+    "amount": "decimal(12,2)",
+    "rate": "decimal(20,6)",
+    "placed_at": "timestamp",
+    "picked_up_at": "timestamp",
+    "delivered_on": "date",
+    "slot": "string",
+    "paid": "boolean",
+    "doc": "string",
+    "note": "string",
+}
+PARCELS = {"id": "int", "weight": "decimal(8,3)", "note": "string"}
+DECIMALS = {"amount", "rate", "weight"}
+
+
+def long_text(seed: int) -> str:
+    """About 12 kB that Postgres cannot compress: stored out of line (TOAST)."""
+    rng = random.Random(seed)
+    return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(12_000))
+
+
+def orders_query(slot: str) -> str:
+    """Postgres's own text of every orders column, in the shape the comparison reads."""
+    return f"""select region, order_no, amount::text as amount, rate::text as rate,
+        to_char(placed_at, '{TIMESTAMP_TEXT}') as placed_at,
+        to_char(picked_up_at at time zone 'UTC', '{TIMESTAMP_TEXT}') as picked_up_at,
+        delivered_on::text as delivered_on, {slot} as slot, paid, doc::text as doc, note
+        from orders"""
+
+
+SLOT_AS_TIME = "to_char(slot, 'HH24:MI:SS.US')"
+# Without a schema a time column (a string in Spark) keeps the number sent: µs since midnight.
+SLOT_AS_MICROS = "(extract(epoch from slot) * 1000000)::bigint::text"
+STEPS = [
+    f"""
+    insert into orders values
+      ('eu', 1, 10.50, 3, '2026-01-07 10:00:00.123456', '2026-01-07 11:00:00+01',
+       '2026-01-07', '10:00:00.123456', true, '{{"a": 1}}', 'first'),
+      ('us', 2, -99999.99, -0.000001, '1999-12-31 23:59:59', null, '1970-01-01', '00:00:00',
+       false, null, 'second'),
+      ('eu', 3, 0, null, null, null, null, null, null, null, '{long_text(3)}');
+    insert into parcels values (1, 1.5, 'light'), (2, -0.001, '{long_text(2)}');
+    """,
+    f"""
+    insert into orders values
+      ('eu', 10, -0.05, 1.234, '1969-12-31 23:59:59.5', '2026-01-07 12:30:00+02:30',
+       '1900-02-28', '23:59:59.999999', null, '{{"a": [1, 2]}}', '{long_text(10)}'),
+      ('us', 11, null, null, null, null, null, null, null, null, null);
+    begin;
+    update orders set amount = amount + 1 where region = 'eu' and order_no = 1;
+    update orders set amount = amount * 2, paid = false where region = 'eu' and order_no = 1;
+    commit;
+    begin;
+    insert into orders (region, order_no, amount) values ('apac', 12, 1);
+    delete from orders where region = 'apac' and order_no = 12;
+    commit;
+    insert into parcels values (3, 12345.678, '{long_text(30)}');
+    update parcels set weight = 2.25 where id = 1;
+    """,
+    """
+    update orders set amount = 123.45 where region = 'eu' and order_no = 10;
+    update orders set amount = -1 where region = 'eu' and order_no = 3;
+    update orders set order_no = 20 where region = 'us' and order_no = 2;
+    delete from orders where region = 'us' and order_no = 11;
+    update parcels set weight = 3.5 where id = 3;
+    delete from parcels where id = 2;
+    """,
+    """
+    truncate orders;
+    insert into orders (region, order_no, amount, note) values ('eu', 30, 1.00, 'after');
+    update parcels set weight = weight + 1;
+    """,
+]
+
+
+@dataclass
+class Source:
+    """One captured table applied by the pipeline, as the source's dbt models do."""
+
+    topic_table: str
+    schema: TargetSchema
+    settings: DebeziumSettings
+    landed: str
+    ledger: DataFrame | None = None
+    history: DataFrame | None = None
+    runs: int = 0
+    delivered: set[Path] = field(default_factory=set)
+
+    @property
+    def config(self) -> SourceConfig:
+        return SourceConfig(self.topic_table, self.schema, truncate=self.settings.truncate)
+
+    def deliver(self, spark, capture: Capture, topic: str) -> list[Path]:
+        files = [path for path in capture.files(topic) if path not in self.delivered]
+        if files:
+            land_debezium_files(spark, self.landed, [str(path) for path in files])
+        self.delivered.update(files)
+        feed = spark.table(self.landed)
+        if self.ledger is not None:
+            feed = new_batches(feed, self.ledger)
+        feed = normalize_debezium(feed, self.schema, self.settings)
+        feed = feed.withColumnRenamed("source_message", RAW_RECORD)
+        process = f"run-{self.runs}"
+        self.runs += 1
+        new = ledger_increment(feed, self.ledger, self.config, process)
+        self.ledger = (
+            new if self.ledger is None else self.ledger.unionByName(new)
+        ).localCheckpoint()
+        changes = history_increment(self.ledger, self.history, None, self.config, HIGH, process)
+        merged = (
+            changes if self.history is None else merge_versions(self.history, changes, self.schema)
+        )
+        self.history = merged.localCheckpoint()
+        return files
+
+
+def _text(value, column: str):
+    if value is None:
+        return None
+    if column in DECIMALS:
+        return Decimal(value)
+    if hasattr(value, "hour") and hasattr(value, "microsecond"):
+        return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+def current(source: Source) -> list[dict]:
+    rows = current_rows(source.history, source.schema).collect()
+    found = [{c: _text(row[c], c) for c in source.schema.columns} for row in rows]
+    return sorted(found, key=lambda row: tuple(str(row[k]) for k in source.schema.keys))
+
+
+def postgres_rows(postgres, query: str, schema: TargetSchema) -> list[dict]:
+    rows = postgres.rows(query)
+    found = [{c: _text(row[c], c) for c in schema.columns} for row in rows]
+    return sorted(found, key=lambda row: tuple(str(row[k]) for k in schema.keys))
+
+
+CAPTURES = {
+    # name: connector settings, the source's debezium settings, the orders' slot text
+    "defaults": ({"converter.schemas.enable": "true"}, {}, SLOT_AS_TIME),
+    "schemaless": ({"converter.schemas.enable": "false"}, {}, SLOT_AS_MICROS),
+    "strings_iso": (
+        {
+            "converter.schemas.enable": "false",
+            "decimal.handling.mode": "string",
+            "time.precision.mode": "isostring",
+        },
+        {"decimal.handling.mode": "string", "time.precision.mode": "isostring"},
+        None,
+    ),
+}
+
+
+def test_a_real_connector_on_postgres_applies_exactly(spark, tmp_path: Path):
+    spark.sql(f"create database if not exists {DATABASE}")
+    with postgres_server() as postgres:
+        postgres.sql(ORDERS_DDL + STEPS[0])
+        captures, sources = {}, {}
+        with (
+            debezium_capture(
+                postgres, "defaults", _tables(), CAPTURES["defaults"][0], tmp_path
+            ) as defaults,
+            debezium_capture(
+                postgres, "schemaless", _tables(), CAPTURES["schemaless"][0], tmp_path
+            ) as schemaless,
+            debezium_capture(
+                postgres, "strings_iso", _tables(), CAPTURES["strings_iso"][0], tmp_path
+            ) as strings_iso,
+        ):
+            captures = {"defaults": defaults, "schemaless": schemaless, "strings_iso": strings_iso}
+            for name, (_, settings, slot) in CAPTURES.items():
+                debezium = DebeziumSettings.from_mapping(settings)
+                orders = {c: t for c, t in ORDERS.items() if slot is not None or c != "slot"}
+                sources[name, "orders"] = Source(
+                    "orders",
+                    TargetSchema(orders, ("region", "order_no")),
+                    debezium,
+                    f"{DATABASE}.orders_{name}",
+                )
+                sources[name, "parcels"] = Source(
+                    "parcels",
+                    TargetSchema(PARCELS, ("id",)),
+                    debezium,
+                    f"{DATABASE}.parcels_{name}",
+                )
+            for step, statements in enumerate(STEPS):
+                if step:
+                    postgres.sql(statements)
+                postgres.sql(f"insert into marker values ({step});")
+                for capture in captures.values():
+                    capture.wait_for(f"{capture.out.name}.public.marker", f'"step":{step}')
+                for name, capture in captures.items():
+                    slot = CAPTURES[name][2]
+                    for table in ("orders", "parcels"):
+                        source = sources[name, table]
+                        files = source.deliver(spark, capture, f"{name}.public.{table}")
+                        query = (
+                            orders_query(slot or "null") if table == "orders" else _parcels_query()
+                        )
+                        expected = postgres_rows(postgres, query, source.schema)
+                        assert current(source) == expected, (name, table, step, files)
+                        problems = source.ledger.where(F.col("status").isin("quarantined")).select(
+                            "quarantine_reason", RAW_RECORD
+                        )
+                        assert problems.collect() == [], (name, table, step)
+        _check_encodings(captures, sources)
+
+
+def _tables() -> list[str]:
+    return ["public.orders", "public.parcels", "public.marker"]
+
+
+def _parcels_query() -> str:
+    return "select id, weight::text as weight, note from parcels"
+
+
+def _check_encodings(captures: dict[str, Capture], sources: dict) -> None:
+    """What the connector sent is what the test meant to feed: schemas where asked for, bytes
+    for decimals by default, placeholders for unchanged TOAST values, a truncate, tombstones."""
+    defaults = "".join(p.read_text() for p in captures["defaults"].files("defaults.public.orders"))
+    schemaless = "".join(
+        p.read_text() for p in captures["schemaless"].files("schemaless.public.orders")
+    )
+    assert '"name":"org.apache.kafka.connect.data.Decimal"' in defaults
+    assert '"io.debezium.time.MicroTimestamp"' in defaults
+    assert not schemaless.startswith('{"schema"')
+    assert "__debezium_unavailable_value" in defaults
+    lines = defaults.splitlines()
+    assert any('"op":"t"' in line for line in lines) and "null" in lines
+    ledger = sources["defaults", "orders"].ledger
+    statuses = {row["status"]: row["count"] for row in ledger.groupBy("status").count().collect()}
+    assert statuses["skipped"] == lines.count("null") == 3  # two deletes and a key change
+    history = sources["defaults", "orders"].history
+    truncated = history.where(F.col("change_type") == "truncate").count()
+    assert truncated == 4  # eu/1, eu/3, eu/10 and us/20 were live at the truncate
