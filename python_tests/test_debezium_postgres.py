@@ -188,6 +188,18 @@ def postgres_rows(postgres, query: str, schema: TargetSchema) -> list[dict]:
     return sorted(found, key=lambda row: tuple(str(row[k]) for k in schema.keys))
 
 
+# Which tables each capture delivers after which steps: every step for the connector's defaults
+# with schemas on; twice (after the inserts and transactions, and after the truncate) for the
+# others, whose deliveries then span several steps (each pipeline run costs about half a minute
+# of the suite's time).
+DELIVERIES = {
+    ("defaults", "orders"): {0, 1, 2, 3},
+    ("defaults", "parcels"): {1, 3},
+    ("schemaless", "orders"): {1, 3},
+    ("schemaless", "parcels"): set(),
+    ("strings_iso", "orders"): {1, 3},
+    ("strings_iso", "parcels"): set(),
+}
 CAPTURES = {
     # name: connector settings, the source's debezium settings, the orders' slot text
     "defaults": ({"converter.schemas.enable": "true"}, {}, SLOT_AS_TIME),
@@ -245,6 +257,8 @@ def test_a_real_connector_on_postgres_applies_exactly(spark, tmp_path: Path):
                 for name, capture in captures.items():
                     slot = CAPTURES[name][2]
                     for table in ("orders", "parcels"):
+                        if step not in DELIVERIES[name, table]:
+                            continue
                         source = sources[name, table]
                         files = source.deliver(spark, capture, f"{name}.public.{table}")
                         query = (

@@ -70,25 +70,19 @@ def _decoded(
     settings: DebeziumSettings,
     placeholders: tuple[str, ...] = (),
 ) -> Column:
-    """A struct per column: its raw text, decoded text, how it was decoded, and whether it is
-    one of the ``placeholders`` (an unchanged value)."""
-    parts = []
+    """Per column, in ``columns`` order: its raw text, decoded text, how it was decoded, and
+    whether it is one of the ``placeholders`` (an unchanged value; kept as sent)."""
+    plans = []
     for column in columns:
         raw = image[column]
-        decoded, how = debezium_decode.decode(
-            raw, _field(fields, column), schema.columns[column], settings
+        unchanged = (
+            F.coalesce(raw.isin(*placeholders), F.lit(False)) if placeholders else F.lit(False)
         )
-        parts.append(
-            F.struct(
-                raw.alias("raw"),
-                decoded.alias("text"),
-                how.alias("how"),
-                F.coalesce(raw.isin(*placeholders), F.lit(False)).alias("unchanged")
-                if placeholders
-                else F.lit(False).alias("unchanged"),
-            ).alias(column)
+        field = _field(fields, column)
+        plans.append(
+            debezium_decode.column_plan(raw, field, schema.columns[column], settings, unchanged)
         )
-    return F.struct(*parts)
+    return debezium_decode.decode_all(plans)
 
 
 def normalize_debezium(
@@ -147,10 +141,12 @@ def _events(decoded: DataFrame, passthrough: list[str], schema: TargetSchema) ->
         kind = kind.when(op == code, F.lit(change))
     kind = kind.otherwise(op)
     names = F.map_keys(F.col("_image"))
-    text_of = {
-        c: F.when(F.col(f"_d.{c}.unchanged"), F.col(f"_d.{c}.raw")).otherwise(F.col(f"_d.{c}.text"))
-        for c in schema.columns
-    }
+    declared, keys = list(schema.columns), list(schema.keys)
+
+    def entry(part: str, column: str) -> Column:
+        return F.element_at(F.col(part), (declared if part == "_d" else keys).index(column) + 1)
+
+    text_of = {c: entry("_d", c)["text"] for c in declared}
 
     def value_of(name: Column) -> Column:
         chosen = F.when(F.lit(False), F.lit(None).cast("string"))
@@ -159,18 +155,18 @@ def _events(decoded: DataFrame, passthrough: list[str], schema: TargetSchema) ->
         return chosen.otherwise(F.col("_image")[name])
 
     def failed(part: str, column: str) -> Column:
-        entry = F.col(f"{part}.{column}")
-        return entry["raw"].isNotNull() & ~entry["unchanged"] & entry["text"].isNull()
+        found = entry(part, column)
+        return found["raw"].isNotNull() & ~found["unchanged"] & found["text"].isNull()
 
     errors = [
-        F.when(failed("_d", c), F.concat(F.lit(f"undecodable:{c}:"), F.col(f"_d.{c}.how")))
-        for c in schema.columns
+        F.when(failed("_d", c), F.concat(F.lit(f"undecodable:{c}:"), entry("_d", c)["how"]))
+        for c in declared
     ] + [
-        F.when(failed("_o", k), F.concat(F.lit(f"undecodable:old_{k}:"), F.col(f"_o.{k}.how")))
-        for k in schema.keys
+        F.when(failed("_o", k), F.concat(F.lit(f"undecodable:old_{k}:"), entry("_o", k)["how"]))
+        for k in keys
     ]
     unchanged = F.filter(
-        F.array(*(F.when(F.col(f"_d.{c}.unchanged"), F.lit(c)) for c in schema.nonkeys)),
+        F.array(*(F.when(entry("_d", c)["unchanged"], F.lit(c)) for c in schema.nonkeys)),
         lambda c: c.isNotNull(),
     )
     has_old = F.col("_old_image").isNotNull()
@@ -183,9 +179,7 @@ def _events(decoded: DataFrame, passthrough: list[str], schema: TargetSchema) ->
         names.alias("column_names"),
         F.transform(names, value_of).alias("column_values"),
         F.when(has_old, F.array(*(F.lit(k) for k in schema.keys))).alias("old_key_names"),
-        F.when(has_old, F.array(*(F.col(f"_o.{k}.text") for k in schema.keys))).alias(
-            "old_key_values"
-        ),
+        F.when(has_old, F.array(*(entry("_o", k)["text"] for k in keys))).alias("old_key_values"),
         F.when(F.col("_image").isNotNull() & (F.size(unchanged) > 0), unchanged).alias(
             UNCHANGED_COLUMNS
         ),

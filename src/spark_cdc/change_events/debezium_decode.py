@@ -48,26 +48,38 @@ def _integer(text: Column) -> Column:
 
 
 def _unscaled(text: Column) -> Column:
-    """The signed value of base64 two's-complement big-endian bytes, as decimal(38,0)."""
+    """The signed value of base64 two's-complement big-endian bytes, as decimal(38,0): the last
+    8 bytes unsigned plus the bytes before them, sign-extended, times 2^64 (``conv`` reads up to
+    64 bits, as an unsigned number)."""
     valid = text.rlike(_BASE64) & (F.length(text) > 0)
     return let(F.hex(F.when(valid, F.unbase64(text))), _hex_value)
 
 
 def _hex_value(hexed: Column) -> Column:
-    size = (F.length(hexed) / 2).cast("int")
-
-    def byte(index: Column) -> Column:
-        return F.conv(F.substring(hexed, index * 2 - 1, 2), 16, 10).cast("int")
-
-    first = byte(F.lit(1))
-    signed_first = F.when(first >= 128, first - 256).otherwise(first).cast("decimal(38,0)")
-    rest = F.when(size >= 2, F.sequence(F.lit(2), size)).otherwise(F.array().cast("array<int>"))
-    value = F.aggregate(
-        rest,
-        signed_first,
-        lambda acc, i: F.try_add(F.try_multiply(acc, F.lit(256)), byte(i)).cast("decimal(38,0)"),
+    digits = F.length(hexed)
+    low_digits = F.least(digits, F.lit(16))
+    high_digits = digits - low_digits
+    low_hex = F.substring(hexed, (high_digits + 1).cast("int"), 16)
+    high_hex = F.when(high_digits > 0, F.substring(hexed, 1, high_digits.cast("int")))
+    # the top bit of the first byte is the sign
+    top = F.conv(F.substring(hexed, 1, 2), 16, 10).cast("int")
+    negative = top >= 128
+    low = F.conv(low_hex, 16, 10).cast("decimal(38,0)")
+    high = F.conv(high_hex, 16, 10).cast("decimal(38,0)")
+    two_64 = F.lit("18446744073709551616").cast("decimal(38,0)")
+    # a negative number of n bytes is its unsigned reading minus 2^(8n)
+    high_span = F.pow(F.lit(16), high_digits).cast("decimal(38,0)")
+    low_span = F.pow(F.lit(16), low_digits).cast("decimal(38,0)")
+    unsigned_high = F.coalesce(high, F.lit(0).cast("decimal(38,0)"))
+    signed_high = F.when(
+        high_digits > 0,
+        F.when(negative, unsigned_high - high_span).otherwise(unsigned_high),
     )
-    return F.when(size >= 1, value)
+    short = F.when(negative, low - low_span).otherwise(low)
+    value = F.when(high_digits > 0, F.try_add(F.try_multiply(signed_high, two_64), low)).otherwise(
+        short
+    )
+    return F.when(digits >= 2, value.cast("decimal(38,0)"))
 
 
 def decimal_text(unscaled: Column, scale: Column) -> Column:
@@ -247,3 +259,89 @@ def decode(
         lambda v: _families(v["text"], v["kind"], v["scale"], spark_type),
     )
     return decoded, how
+
+
+# What a column's declared type fixes for its decoding, as values (decode_all).
+_PLAN_TYPE = (
+    "struct<raw: string, field: struct<field: string, type: string, name: string, "
+    "parameters: map<string,string>>, fallback: string, allowed: array<string>, "
+    "to_timestamp: boolean, scale: int, how: string, unchanged: boolean>"
+)
+
+
+def column_plan(
+    raw: Column, field: Column, spark_type: str, settings: DebeziumSettings, unchanged: Column
+) -> Column:
+    """One column's value with what its declared type fixes for decoding (decode_all)."""
+    fallback, fallback_how = field_kind(None, spark_type, settings)
+    return F.struct(
+        raw.alias("raw"),
+        field.alias("field"),
+        F.lit(fallback).alias("fallback"),
+        F.array(*(F.lit(k) for k in kinds_for(spark_type))).cast("array<string>").alias("allowed"),
+        F.lit(spark_type in TIMESTAMP_TYPES).alias("to_timestamp"),
+        F.lit(declared_scale(spark_type)).cast("int").alias("scale"),
+        F.lit(fallback_how).alias("how"),
+        unchanged.alias("unchanged"),
+    ).cast(_PLAN_TYPE)
+
+
+def _schema_kind_of(field: Column, to_timestamp: Column) -> Column:
+    kind = F.when(F.lit(False), F.lit(None).cast("string"))
+    for name, found in LOGICAL_KINDS.items():
+        if found == "zoned_timestamp":
+            kind = kind.when(
+                field["name"] == name,
+                F.when(to_timestamp, F.lit("iso_timestamp")).otherwise(F.lit("text")),
+            )
+        else:
+            kind = kind.when(field["name"] == name, F.lit(found))
+    return kind.when(field["type"] == "bytes", F.lit("bytes")).when(
+        field["type"].isNotNull(), F.lit("text")
+    )
+
+
+def _decode_planned(plan: Column) -> Column:
+    """decode() of one column_plan, every type's parameters read from the plan."""
+    text, field = plan["raw"], plan["field"]
+    from_schema = field["parameters"]["scale"]
+    scale = F.coalesce(
+        F.when(from_schema.rlike(_INTEGER), from_schema.try_cast("int")), plan["scale"]
+    )
+    fallback = plan["fallback"]
+    epoch = F.regexp_replace(fallback, "_or_iso$", "")
+    fallback_kind = F.when(
+        fallback.endswith("_or_iso"),
+        F.when(text.rlike(_INTEGER), epoch).otherwise(F.lit("iso_timestamp")),
+    ).otherwise(fallback)
+    kind = F.coalesce(_schema_kind_of(field, plan["to_timestamp"]), fallback_kind)
+    kind = F.when(F.array_contains(plan["allowed"], kind), kind).otherwise(F.lit("text"))
+    families = (
+        (("decimal", "variable_decimal"), _family_decimal(text, kind, scale)),
+        (("days", "iso_date"), _family_date(text, kind)),
+        (("epoch_millis", "epoch_micros", "epoch_nanos", "iso_timestamp"), None),
+        (("time_millis", "time_micros", "time_nanos", "iso_time"), None),
+    )
+    decoded = F.when(F.lit(False), F.lit(None).cast("string"))
+    for members, family in families:
+        if family is None:
+            family = (
+                _family_timestamp(text, kind)
+                if "iso_timestamp" in members
+                else _family_time(text, kind)
+            )
+        decoded = decoded.when(kind.isin(*members), family)
+    decoded = F.when(plan["unchanged"], text).otherwise(decoded.otherwise(text))
+    how = F.coalesce(field["name"], field["type"], plan["how"])
+    return F.struct(
+        text.alias("raw"),
+        decoded.alias("text"),
+        how.alias("how"),
+        plan["unchanged"].alias("unchanged"),
+    )
+
+
+def decode_all(plans: list[Column]) -> Column:
+    """decode() of several columns (column_plan each) as one array of structs (raw, text, how,
+    unchanged): the decoding expression appears once, however many columns there are."""
+    return F.transform(F.array(*plans), _decode_planned)
