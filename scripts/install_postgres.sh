@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# PostgreSQL 15 from Debian's packages, for the real-connector Debezium tests (a no-op when it is
+# there; the tests start their own servers on loopback and stop them).
+set -euo pipefail
+if [ -x /usr/lib/postgresql/15/bin/postgres ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install_postgres: not root; install it yourself: apt-get install postgresql-15" >&2
+  exit 0
+fi
+apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null
