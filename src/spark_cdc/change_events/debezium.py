@@ -189,7 +189,9 @@ def _events(decoded: DataFrame, passthrough: list[str], schema: TargetSchema) ->
 
 
 def _merge_key_changes(events: DataFrame) -> DataFrame:
-    """Pairs (delete, create) at one position in one batch become one key-changing update."""
+    """Pairs (delete, create) at one position in one batch become one key-changing update: the
+    create's row with the delete's old key, both messages, and the first landing error of the
+    two (one window over the position; the delete's row is dropped)."""
     position = Window.partitionBy(BATCH, "event_ts", "event_seq")
     ops = F.collect_list("_op").over(position)
     in_pair = (
@@ -199,21 +201,28 @@ def _merge_key_changes(events: DataFrame) -> DataFrame:
         & F.array_contains(ops, "d")
         & (F.array_contains(ops, "c") | F.array_contains(ops, "r"))
     )
-    flagged = events.withColumn("_pair", in_pair)
-    singles = flagged.where(~F.col("_pair")).drop("_pair", "_op")
-    on = [BATCH, "event_ts", "event_seq"]
-    creates = flagged.where(F.col("_pair") & (F.col("_op") != "d")).alias("c")
-    deletes = flagged.where(F.col("_pair") & (F.col("_op") == "d")).alias("d")
-    from_delete = ("old_key_names", "old_key_values")
-    merged = creates.join(deletes, on).select(
-        *on,
-        *(
-            F.col(f"d.{c}" if c in from_delete else f"c.{c}")
-            for c in singles.columns
-            if c not in (*on, "change_type", "source_message", LANDING_ERROR)
+    is_delete = F.col("_op") == "d"
+
+    def from_delete(column: str) -> Column:
+        return F.first(F.when(is_delete, F.col(column)), ignorenulls=True).over(position)
+
+    paired = {
+        "old_key_names": from_delete("old_key_names"),
+        "old_key_values": from_delete("old_key_values"),
+        LANDING_ERROR: F.coalesce(F.col(LANDING_ERROR), from_delete(LANDING_ERROR)),
+        "change_type": F.lit("update"),
+        "source_message": F.to_json(
+            F.array(from_delete("source_message"), F.col("source_message"))
         ),
-        F.coalesce(f"c.{LANDING_ERROR}", f"d.{LANDING_ERROR}").alias(LANDING_ERROR),
-        F.lit("update").alias("change_type"),
-        F.to_json(F.array("d.source_message", "c.source_message")).alias("source_message"),
+    }
+    columns = [c for c in events.columns if c != "_op"]
+    # the window reads the delete's row before the filter drops it
+    flagged = events.select(
+        *(
+            F.when(in_pair, paired[c]).otherwise(F.col(c)).alias(c) if c in paired else c
+            for c in columns
+        ),
+        in_pair.alias("_pair"),
+        is_delete.alias("_delete"),
     )
-    return singles.unionByName(merged)
+    return flagged.where(~(F.col("_pair") & F.col("_delete"))).drop("_pair", "_delete")
