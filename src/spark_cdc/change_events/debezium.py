@@ -62,7 +62,7 @@ def _field(fields: Column, column: str) -> Column:
     return F.element_at(F.filter(fields, lambda f: f["field"] == column), 1)
 
 
-def _decoded(
+def _column_plans(
     image: Column,
     fields: Column,
     schema: TargetSchema,
@@ -70,8 +70,9 @@ def _decoded(
     settings: DebeziumSettings,
     placeholders: tuple[str, ...] = (),
 ) -> Column:
-    """Per column, in ``columns`` order: its raw text, decoded text, how it was decoded, and
-    whether it is one of the ``placeholders`` (an unchanged value; kept as sent)."""
+    """Per column, in ``columns`` order, its decoding plan (debezium_decode.column_plan: its raw
+    text and what decides its decoding), as one array; debezium_decode.decode_column decodes
+    it."""
     plans = []
     for column in columns:
         raw = image[column]
@@ -82,7 +83,7 @@ def _decoded(
         plans.append(
             debezium_decode.column_plan(raw, field, schema.columns[column], settings, unchanged)
         )
-    return debezium_decode.decode_all(plans)
+    return F.array(*plans)
 
 
 def normalize_debezium(
@@ -120,15 +121,20 @@ def normalize_debezium(
         F.col("_before_fields")
     )
     declared = [c for c in schema.columns]
-    decoded = staged.select(
+    planned = staged.select(
         "*",
         image.alias("_image"),
         old_image.alias("_old_image"),
-        _decoded(
+        _column_plans(
             image, F.col("_after_fields"), schema, declared, settings, settings.placeholders()
-        ).alias("_d"),
-        _decoded(old_image, old_fields, schema, schema.keys, settings).alias("_o"),
+        ).alias("_d_plans"),
+        _column_plans(old_image, old_fields, schema, schema.keys, settings).alias("_o_plans"),
     )
+    decoded = planned.select(
+        "*",
+        debezium_decode.decode_column("_d_plans").alias("_d"),
+        debezium_decode.decode_column("_o_plans").alias("_o"),
+    ).drop("_d_plans", "_o_plans")
     return _merge_key_changes(_events(decoded, passthrough, schema))
 
 

@@ -8,6 +8,7 @@ kind's decoding is a Spark expression (no Python worker).
 
 from __future__ import annotations
 
+from pyspark import SparkContext
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
@@ -345,3 +346,17 @@ def decode_all(plans: list[Column]) -> Column:
     """decode() of several columns (column_plan each) as one array of structs (raw, text, how,
     unchanged): the decoding expression appears once, however many columns there are."""
     return F.transform(F.array(*plans), _decode_planned)
+
+
+_DECODERS: dict[tuple[str, int], Column] = {}
+
+
+def decode_column(name: str) -> Column:
+    """decode_all() of the array of column plans in column ``name``. The expression is built
+    once per process and gateway (a few thousand calls into the JVM) and reused: it names its
+    input, nothing else."""
+    context = SparkContext._active_spark_context
+    key = (name, id(getattr(context, "_jvm", None)))
+    if key not in _DECODERS:
+        _DECODERS[key] = F.transform(F.col(name), _decode_planned)
+    return _DECODERS[key]
