@@ -262,7 +262,7 @@ def decode(
     return decoded, how
 
 
-# What a column's declared type fixes for its decoding, as values (decode_all).
+# What a column's declared type fixes for its decoding, as values (decode_column).
 _PLAN_TYPE = (
     "struct<raw: string, field: struct<field: string, type: string, name: string, "
     "parameters: map<string,string>>, fallback: string, allowed: array<string>, "
@@ -273,7 +273,7 @@ _PLAN_TYPE = (
 def column_plan(
     raw: Column, field: Column, spark_type: str, settings: DebeziumSettings, unchanged: Column
 ) -> Column:
-    """One column's value with what its declared type fixes for decoding (decode_all)."""
+    """One column's value with what its declared type fixes for decoding (decode_column)."""
     fallback, fallback_how = field_kind(None, spark_type, settings)
     return F.struct(
         raw.alias("raw"),
@@ -342,19 +342,14 @@ def _decode_planned(plan: Column) -> Column:
     )
 
 
-def decode_all(plans: list[Column]) -> Column:
-    """decode() of several columns (column_plan each) as one array of structs (raw, text, how,
-    unchanged): the decoding expression appears once, however many columns there are."""
-    return F.transform(F.array(*plans), _decode_planned)
-
-
 _DECODERS: dict[tuple[str, int], Column] = {}
 
 
 def decode_column(name: str) -> Column:
-    """decode_all() of the array of column plans in column ``name``. The expression is built
-    once per process and gateway (a few thousand calls into the JVM) and reused: it names its
-    input, nothing else."""
+    """decode() of every column_plan in the array column ``name``, as one array of structs (raw,
+    text, how, unchanged): the decoding expression appears once, however many columns there
+    are. It is built once per process and gateway (a few thousand calls into the JVM) and
+    reused: it names its input, nothing else."""
     context = SparkContext._active_spark_context
     key = (name, id(getattr(context, "_jvm", None)))
     if key not in _DECODERS:
