@@ -164,6 +164,9 @@ REFUSALS = [
     (["hash-cdc", "orders", "--nonkey=a:int"], "give the dataset's key"),
     (["hash-cdc", "orders", "--key=k:string", "--max-delete-fraction=2"], "max_delete_fraction"),
     (["schema-drift", "events"], "exists already"),
+    # Feed events declares its stream's monitoring source, schema_drift__events_stream: the
+    # landing source of a feed named events_stream.
+    (["schema-drift", "events_stream"], "source schema_drift__events_stream is declared already"),
     (["schema-drift", "9lives"], "name '9lives' is not usable"),
     (["schema-drift", "clicks", "--event-group=a=x_*"], "must take every event type"),
     (["schema-drift", "clicks", "--event-group=a"], "must read NAME=SELECTOR"),
@@ -180,6 +183,28 @@ def test_refusals_are_one_line_and_write_nothing(demo, tmp_path, words, message)
     assert done.stderr.startswith("spark-cdc: error: ") and done.stderr.count("\n") == 1
     assert message in done.stderr, done.stderr
     assert _snapshot(project) == before
+
+
+def test_a_name_declared_in_any_model_path_is_refused(tmp_path):
+    """Every model path counts, YAML entries as much as model files."""
+    project = _project(tmp_path / "lake")
+    config = project / "dbt_project.yml"
+    config.write_text(config.read_text() + "model-paths: [models, shared]\n")
+    (project / "shared").mkdir()
+    (project / "shared" / "legacy.yml").write_text(
+        "version: 2\nmodels:\n  - name: change_events__orders_current\n"
+    )
+    before = _snapshot(project)
+    done = _spark_cdc("add", *ORDERS, cwd=project)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "model change_events__orders_current is declared already in shared/legacy.yml" in (
+        done.stderr
+    )
+    assert _snapshot(project) == before
+    (project / "shared" / "legacy.yml").unlink()
+    (project / "shared" / "change_events__orders_history.py").write_text("def model(dbt, s): ...\n")
+    done = _spark_cdc("add", *ORDERS, cwd=project)
+    assert "model change_events__orders_history is declared already in shared/" in done.stderr
 
 
 def test_a_model_path_that_is_a_jinja_expression_is_refused(tmp_path):

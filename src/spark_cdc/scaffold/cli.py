@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from spark_cdc.scaffold.declared import refuse_taken_names
 from spark_cdc.scaffold.names import AddError, columns
 from spark_cdc.scaffold.plans import (
     ChangeEventSource,
@@ -153,6 +154,7 @@ def _write(args: argparse.Namespace, what: str, files: dict[str, str], steps: li
     if clashes:
         rel = clashes[0].relative_to(project.root)
         raise AddError(f"{what} {args.name} exists already ({rel}): nothing was written")
+    refuse_taken_names(project.root, project.model_paths, planned, f"{what} {args.name}")
     written = write_files(project, planned, args.dry_run)
     if args.dry_run:
         for path in written:

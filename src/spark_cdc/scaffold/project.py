@@ -12,11 +12,12 @@ from spark_cdc.scaffold.names import AddError
 
 @dataclass(frozen=True)
 class Project:
-    """A dbt project's folder, name and first model path."""
+    """A dbt project's folder, name, first model path (where add writes) and every model path."""
 
     root: Path
     name: str
     model_path: str
+    model_paths: tuple[str, ...] = ()
 
     @property
     def models(self) -> Path:
@@ -42,7 +43,8 @@ def find_project(project_dir: Path | None) -> Project:
             f"{path}: the first model path is a Jinja expression ({paths[0]}): spark-cdc add "
             "writes to a plain folder; list it first in model-paths"
         )
-    return Project(root, str(config.get("name", root.name)), str(paths[0]))
+    plain = tuple(str(p) for p in paths if "{{" not in str(p) and "{%" not in str(p))
+    return Project(root, str(config.get("name", root.name)), str(paths[0]), plain)
 
 
 def existing_models(project: Project, names: list[str]) -> list[Path]:
