@@ -82,6 +82,34 @@ def test_landing_the_same_files_again_skips_them_and_says_so(spark, tmp_path, ca
     assert _batch_counts(spark, table) == after
 
 
+def test_a_landing_after_a_delete_or_restore_takes_batch_ids_never_used(spark, tmp_path, capsys):
+    """Batch ids a DELETE or RESTORE took back are not given again: Delta keeps the landing's
+    number (its txnVersion), and a ledger may have read that batch id already."""
+    write_stream(StreamSpec(initial_rows=0, events=40, batches=3), tmp_path, False)
+    table = "landing_test.taken_back"
+    spark.sql(f"drop table if exists {table}")
+    land = ["land-change-events", str(tmp_path), "--table", table]
+    assert main([*land, "--batches", ":2"]) == 0
+    two_batches = _version(spark, table)
+    assert main(land) == 0
+    lines = [_lines(path) for path in sorted((tmp_path / "batches").glob("batch-*.jsonl"))]
+    first, second, third = lines
+    assert _batch_counts(spark, table) == {0: first, 1: second, 2: third}
+    spark.sql(f"delete from {table} where _batch_id = 2")
+    capsys.readouterr()
+    assert main(land) == 0, capsys.readouterr().err
+    assert "landed 1 batches as _batch_id 3-3" in capsys.readouterr().out
+    assert sorted(_batch_counts(spark, table).items()) == [(0, first), (1, second), (3, third)]
+    spark.sql(f"restore table {table} to version as of {two_batches}")
+    assert main(land) == 0, capsys.readouterr().err
+    assert "landed 1 batches as _batch_id 4-4" in capsys.readouterr().out
+    assert sorted(_batch_counts(spark, table)) == [0, 1, 4]
+
+
+def _version(spark, table: str) -> int:
+    return spark.sql(f"describe history {table} limit 1").first()["version"]
+
+
 @pytest.mark.parametrize("landed_before", [1, 0], ids=["table_exists", "new_table"])
 def test_two_overlapping_landings_never_land_a_file_twice_or_share_a_batch_id(
     spark, tmp_path, landed_before

@@ -101,13 +101,43 @@ ABSENT = -1
 landing creates it before this one reads it again."""
 
 
+LANDING_KEY = "spark_cdc_landing"
+LAST_BATCH_KEY = "spark_cdc_last_batch"
+"""The key of a landing commit's ``userMetadata`` that holds the last batch id it landed."""
+_RECENT_COMMITS = 100
+
+
 def next_batch_id(spark: SparkSession, table: str, version: int | None = None) -> int:
     """The id the next landed batch gets (0 for a new table), as of the table's ``version``
-    (the latest when None)."""
+    (the latest when None): above every batch id its rows hold and every batch id a landing
+    committed, also one whose rows a DELETE or a RESTORE took away (its number is Delta's
+    ``txnVersion`` of the landing, which Delta keeps: reused, the next landing would be skipped,
+    and a ledger that read that batch id once would never read the new one)."""
     if version == ABSENT or not spark.catalog.tableExists(table):
         return 0
-    latest = table_as_of(spark, table, version).agg(F.max(BATCH)).first()[0]
-    return 0 if latest is None else latest + 1
+    held = table_as_of(spark, table, version).agg(F.max(BATCH)).first()[0]
+    landed = last_landed_batch(spark, table, version)
+    known = [number for number in (held, landed) if number is not None]
+    return max(known) + 1 if known else 0
+
+
+def last_landed_batch(spark: SparkSession, table: str, version: int | None = None) -> int | None:
+    """The last batch id of the newest landing committed at or before ``version`` (the latest
+    when None), by the table's history (None: no landing recorded one)."""
+    statement = f"describe history {table}"
+    rows = spark.sql(f"{statement} limit {_RECENT_COMMITS}").collect()
+    if len(rows) == _RECENT_COMMITS:
+        rows = spark.sql(statement).collect()
+    for row in sorted(rows, key=lambda commit: commit.version, reverse=True):
+        if version is not None and row.version > version:
+            continue
+        try:
+            number = json.loads(row.userMetadata or "{}").get(LAST_BATCH_KEY)
+        except (json.JSONDecodeError, AttributeError):
+            number = None
+        if number is not None:
+            return int(number)
+    return None
 
 
 def table_as_of(spark: SparkSession, table: str, version: int | None) -> DataFrame:
@@ -221,17 +251,21 @@ def _land(
         batch = read(path).withColumn(BATCH, F.lit(first + offset).cast("long"))
         landed = batch if landed is None else landed.unionByName(batch)
     assert landed is not None
-    append_batches(spark, table, landed, first)
+    append_batches(spark, table, landed, first, first + len(new) - 1)
     return Landing(list(range(first, first + len(new))), skipped)
 
 
-def append_batches(spark: SparkSession, table: str, landed: DataFrame, first: int) -> None:
-    """Append ``landed`` (its rows with their ``_batch_id``, the lowest ``first``) to ``table``
-    in one Delta commit: a load of the table's landing sequence numbered by ``first``, so that
-    of two landings that overlap, the second fails (LandingConflictError), having landed
-    nothing."""
+def append_batches(
+    spark: SparkSession, table: str, landed: DataFrame, first: int, last: int | None = None
+) -> None:
+    """Append ``landed`` (its rows with their ``_batch_id``, from ``first`` to ``last``, which
+    is ``first`` when None) to ``table`` in one Delta commit: a load of the table's landing
+    sequence numbered by ``first``, so that of two landings that overlap, the second fails
+    (LandingConflictError), having landed nothing. The commit records ``last``
+    (next_batch_id reads it)."""
     now = datetime.now(UTC).replace(tzinfo=None)
-    receipt = json.dumps({"spark_cdc_landing": uuid.uuid4().hex})
+    last = first if last is None else last
+    receipt = json.dumps({LANDING_KEY: uuid.uuid4().hex, LAST_BATCH_KEY: last})
     landed = landed.withColumn("_ingested_at", F.lit(now))
     # Created empty first (spark_cdc.core.orphan_tables): every landing, the first too, is an
     # append to a registered table, checked for its receipt below.
