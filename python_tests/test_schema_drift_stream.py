@@ -512,3 +512,51 @@ def test_a_kafka_batch_killed_after_bronze_then_restarted_loses_and_repeats_noth
     taken = spark.table(TABLES.bronze).select("source_file").collect()
     offsets = sorted(row.source_file.removeprefix("kafka://killed_events/0/") for row in taken)
     assert offsets == [f"{offset:019d}" for offset in range(len(values))]
+
+
+def test_a_build_committing_bronze_s_next_load_first_loses_no_kafka_record(
+    spark, dbt, batches, broker, tmp_path, monkeypatch
+):
+    """The stream reads bronze's next load number; before its append, a dbt build of the feed
+    (landed files) commits that number. Delta skips the stream's append without an error: the
+    micro-batch takes its records in again as the next load, so every Kafka offset and every
+    landed line reaches bronze once."""
+    import spark_cdc.schema_drift.stream as stream
+
+    root = tmp_path / "landing"
+    variables = json.dumps({"schema_drift_landing_roots": {"events": str(root)}})
+    _drop_all(spark)
+    shutil.copytree(batches[0], root / batches[0].name, copy_function=shutil.copy2)
+    dbt("run", "--select", "stg_schema_drift__events", "int_schema_drift__events_bronze",
+        "--vars", variables)  # fmt: skip
+    shutil.copytree(batches[1], root / batches[1].name, copy_function=shutil.copy2)
+    values = [
+        line
+        for path in sorted(batches[2].glob("*.jsonl"))
+        for line in path.read_bytes().split(b"\n")
+        if line
+    ]
+    topic = "raced_events"
+    _produce(spark, broker, topic, values)
+    real = stream.next_load
+    builds = []
+
+    def raced(session, table: str) -> int:
+        number = real(session, table)
+        if not builds:  # the build commits the number the stream has just read
+            builds.append(dbt("run", "--select", "int_schema_drift__events_bronze", "--vars",
+                              variables))  # fmt: skip
+        return number
+
+    monkeypatch.setattr(stream, "next_load", raced)
+    assert _stream_kafka(spark, KafkaSource(broker, topic), tmp_path / "checkpoint") is None
+    assert builds
+    taken = spark.table(TABLES.bronze).select("source_file").collect()
+    offsets = sorted(
+        row.source_file.removeprefix(f"kafka://{topic}/0/")
+        for row in taken
+        if row.source_file.startswith("kafka://")
+    )
+    assert offsets == [f"{offset:019d}" for offset in range(len(values))]
+    files = [path for folder in batches[:2] for path in folder.glob("*.jsonl")]
+    assert len(taken) - len(offsets) == sum(1 for path in files for _ in path.open())

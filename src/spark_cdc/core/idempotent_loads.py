@@ -16,6 +16,7 @@ An empty load commits too, so the sequence moves on with every load, whatever it
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 from spark_cdc.core.delta_commits import writes_rows
@@ -24,6 +25,7 @@ TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 LOAD_KEY = "spark_cdc_load"
+RECEIPT_KEY = "spark_cdc_receipt"
 # What Delta's error says when another load of the same identity committed first.
 CONFLICT_MARKERS = ("DELTA_CONCURRENT_TRANSACTION", "ConcurrentTransactionException")
 _RECENT = 100
@@ -64,9 +66,31 @@ def next_load(spark: Any, table: str) -> int:
     return 0 if last is None else last + 1
 
 
-def load_metadata(number: int) -> str:
-    """The ``userMetadata`` of load ``number``'s commit."""
-    return json.dumps({LOAD_KEY: number})
+def load_metadata(number: int, receipt: str | None = None) -> str:
+    """The ``userMetadata`` of load ``number``'s commit (with this writer's ``receipt``)."""
+    content: dict[str, Any] = {LOAD_KEY: number}
+    if receipt is not None:
+        content[RECEIPT_KEY] = receipt
+    return json.dumps(content)
+
+
+def new_receipt() -> str:
+    """A receipt no other write carries: found in the history, it says the write committed."""
+    return uuid.uuid4().hex
+
+
+def carries_receipt(spark: Any, table: str, receipt: str) -> bool:
+    """Whether one of the table's latest commits carries ``receipt``: false after a write that
+    Delta skipped because another load committed its number first (no error is raised then)."""
+    recent = spark.sql(f"describe history {table} limit 20").select("userMetadata").collect()
+    for row in recent:
+        try:
+            found = json.loads(row.userMetadata or "{}").get(RECEIPT_KEY)
+        except (json.JSONDecodeError, AttributeError):
+            found = None
+        if found == receipt:
+            return True
+    return False
 
 
 def claim_next_write(spark: Any, app_id: str, number: int) -> None:
@@ -77,9 +101,10 @@ def claim_next_write(spark: Any, app_id: str, number: int) -> None:
     spark.conf.set(USER_METADATA, load_metadata(number))
 
 
-def write_options(app_id: str, number: int) -> dict[str, str]:
-    """The same claim as options of one DataFrame write."""
-    return {"txnAppId": app_id, "txnVersion": str(number), "userMetadata": load_metadata(number)}
+def write_options(app_id: str, number: int, receipt: str | None = None) -> dict[str, str]:
+    """The same claim as options of one DataFrame write (``receipt``: see carries_receipt)."""
+    metadata = load_metadata(number, receipt)
+    return {"txnAppId": app_id, "txnVersion": str(number), "userMetadata": metadata}
 
 
 def is_overlap(error: BaseException) -> bool:

@@ -41,7 +41,14 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-from spark_cdc.core.idempotent_loads import is_overlap, load_identity, next_load, write_options
+from spark_cdc.core.idempotent_loads import (
+    carries_receipt,
+    is_overlap,
+    load_identity,
+    new_receipt,
+    next_load,
+    write_options,
+)
 from spark_cdc.core.orphan_tables import create_empty
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.event_groups import Grouping
@@ -130,6 +137,11 @@ def landing_lines(spark: SparkSession, root: str, max_files_per_trigger: int | N
 _BRONZE_ATTEMPTS = 3
 
 
+class BronzeLoadSkippedError(RuntimeError):
+    """Every attempt of a micro-batch's bronze load was skipped by Delta: nothing was lost (the
+    batch fails, so its checkpoint does not move on)."""
+
+
 def _table_or_none(spark: SparkSession, name: str) -> DataFrame | None:
     return spark.table(name) if spark.catalog.tableExists(name) else None
 
@@ -154,7 +166,9 @@ def _load_bronze(
     A load of bronze's load sequence (:mod:`spark_cdc.core.idempotent_loads`), shared with the
     dbt model: a replayed batch finds its files taken (by path) and adds nothing, and a
     ``dbt build`` that took some of the same files at the same time makes one of the two loads
-    fail, here retried from a fresh read of bronze."""
+    fail, here retried from a fresh read of bronze. A build that committed the same number
+    before this write makes Delta skip it without an error: the write's receipt, missing from
+    bronze's history, says so, and the batch is taken in again the same way."""
     identity = load_identity("bronze", table)
     for attempt in range(1, _BRONZE_ATTEMPTS + 1):
         number = next_load(spark, table)  # before bronze is read
@@ -162,14 +176,23 @@ def _load_bronze(
         # Created empty first (spark_cdc.core.orphan_tables): every load, the first too, is an
         # append to a registered table that claims its number.
         create_empty(spark, table, increment.schema)
+        receipt = new_receipt()
         writer = increment.write.format("delta").mode("append")
-        writer = writer.options(**write_options(identity, number))
+        writer = writer.options(**write_options(identity, number, receipt))
         try:
             writer.saveAsTable(table)
-            return
         except Exception as error:
             if not is_overlap(error) or attempt == _BRONZE_ATTEMPTS:
                 raise
+            continue
+        if carries_receipt(spark, table, receipt):
+            return
+        if attempt == _BRONZE_ATTEMPTS:
+            raise BronzeLoadSkippedError(
+                f"{table}: Delta skipped this batch's bronze load {_BRONZE_ATTEMPTS} times "
+                "(other loads committed its number first); the batch fails and is taken in "
+                "again when the query restarts"
+            )
 
 
 def _merge_registry(spark: SparkSession, rows: DataFrame, table: str, batch_id: int) -> None:
