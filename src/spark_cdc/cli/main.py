@@ -48,7 +48,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from spark_cdc.engine.server import EngineError
     from spark_cdc.hash_cdc.config import ConfigError
     from spark_cdc.scaffold.names import AddError
-    from spark_cdc.schema_drift.stream import ServerPythonError
+    from spark_cdc.schema_drift.stream import ServerPythonError, StreamStartError
     from spark_cdc.session.home_lock import HomeInUseError
     from spark_cdc.session.master_check import MasterUnavailableError
     from spark_cdc.targets import TargetError
@@ -66,6 +66,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
         EngineError,
         SettingsError,
         ServerPythonError,
+        StreamStartError,
     )
 
 
