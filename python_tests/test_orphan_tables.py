@@ -103,3 +103,20 @@ def test_the_stream_progress_table_is_created_over_an_orphan(spark, schema, tmp_
     recorder.pending.put(("q1", "r1", 0, now, 5, 1.0, 2.0, 100, "p"))
     assert recorder.flush(spark, table) == 1
     assert spark.table(table).count() == 1
+
+
+def test_progress_reports_whose_append_failed_are_written_by_the_next_flush(
+    spark, schema, tmp_path
+):
+    table = f"{schema}.stream_progress_retried"
+    spark.sql(f"create table {table} (query_id int) using delta")  # refuses the reports' schema
+    recorder = ProgressRecorder("q", tmp_path / "status.json", "p")
+    now = datetime.now(UTC).replace(tzinfo=None)
+    recorder.pending.put(("q1", "r1", 0, now, 5, 1.0, 2.0, 100, "p"))
+    with pytest.raises(Exception, match=r"(?i)schema"):
+        recorder.flush(spark, table)
+    spark.sql(f"drop table {table}")
+    recorder.pending.put(("q1", "r1", 1, now, 7, 1.0, 2.0, 100, "p"))
+    assert recorder.flush(spark, table) == 2
+    assert sorted(row.batch_id for row in spark.table(table).collect()) == [0, 1]
+    assert recorder.flush(spark, table) == 0

@@ -5,6 +5,8 @@ again, at most three times in all, saying so in one line each time; other errors
 from __future__ import annotations
 
 import re
+import socket
+import threading
 
 import pytest
 
@@ -58,3 +60,40 @@ def test_other_errors_and_the_embedded_session_are_not_retried(remote, text):
     with pytest.raises(RuntimeError, match=re.escape(text.splitlines()[0])):
         _started(writer, remote=remote)
     assert writer.starts == 1
+
+
+def test_a_start_refused_by_the_servers_python_check_leaves_no_metrics_endpoint(
+    monkeypatch, tmp_path
+):
+    """The check runs before the endpoint starts: a refused start keeps no port or thread."""
+    import spark_cdc.schema_drift.stream as stream
+
+    def refuse(_spark) -> str:
+        raise stream.ServerPythonError("the server's Python workers run Python 3.10")
+
+    monkeypatch.setattr(stream, "is_connect", lambda _spark: True)
+    monkeypatch.setattr(stream, "check_server_python", refuse)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    threads = threading.active_count()
+    with pytest.raises(stream.ServerPythonError):
+        stream._start(
+            None,
+            None,
+            print,
+            print,
+            "refused",
+            stream.FeedTables("s", "events", "silver__"),
+            tmp_path / "checkpoint",
+            "p",
+            available_now=True,
+            trigger_interval="30 seconds",
+            after_batch=None,
+            metrics_port=port,
+            metrics_address="127.0.0.1",
+            query="feed",
+        )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", port))  # free: nothing serves on it
+    assert threading.active_count() == threads

@@ -568,6 +568,8 @@ def _start(
     """Start ``source``'s query with its listener (and metrics endpoint, where it is labelled
     ``query``): ``each_batch`` on a session, ``remote_batch`` on Spark Connect."""
     remote = is_connect(spark)
+    if remote:  # before the metrics endpoint: a refused start leaves no thread or port behind
+        check_server_python(spark)
     metrics, served = None, None
     if metrics_port is not None:
         from spark_cdc.schema_drift.stream_metrics import StreamMetrics
@@ -576,7 +578,6 @@ def _start(
         served = metrics.serve(metrics_port, metrics_address)
     recorder = ProgressRecorder(name, checkpoint / "status.json", process_id, metrics)
     if remote:
-        check_server_python(spark)
         recorder.write_each_report(spark, tables.stream_progress, after_batch)
     spark.streams.addListener(recorder)
 

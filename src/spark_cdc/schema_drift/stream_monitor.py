@@ -119,6 +119,9 @@ class ProgressRecorder(StreamingQueryListener):
         # Set by the query's termination event, which Spark posts after its last progress.
         self.terminated = threading.Event()
         self._writes_to: tuple[SparkSession, str] | None = None
+        # Reports taken off the queue whose append failed: written first by the next flush.
+        self._unwritten: list[tuple] = []
+        self._flushing = threading.Lock()
         self._after_batch: Callable[[int], None] | None = None
 
     def write_each_report(
@@ -177,13 +180,21 @@ class ProgressRecorder(StreamingQueryListener):
         temporary.replace(self.status_file)
 
     def flush(self, spark: SparkSession, table: str) -> int:
-        """Append the queued reports to ``table``; how many."""
-        rows = []
-        while not self.pending.empty():
-            rows.append(self.pending.get())
-        if rows:
-            create_empty(spark, table, PROGRESS_SCHEMA)
-            spark.createDataFrame(rows, PROGRESS_SCHEMA).write.format("delta").mode(
-                "append"
-            ).saveAsTable(table)
-        return len(rows)
+        """Append the queued reports to ``table``; how many. Reports whose append failed are
+        kept, first in line, for the next flush (the error is raised)."""
+        with self._flushing:
+            rows = self._unwritten
+            while not self.pending.empty():
+                rows.append(self.pending.get())
+            self._unwritten = []
+            if not rows:
+                return 0
+            try:
+                create_empty(spark, table, PROGRESS_SCHEMA)
+                spark.createDataFrame(rows, PROGRESS_SCHEMA).write.format("delta").mode(
+                    "append"
+                ).saveAsTable(table)
+            except Exception:
+                self._unwritten = rows
+                raise
+            return len(rows)
