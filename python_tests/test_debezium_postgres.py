@@ -189,15 +189,15 @@ def postgres_rows(postgres, query: str, schema: TargetSchema) -> list[dict]:
 
 
 # Which tables each capture delivers after which steps: every step for the connector's defaults
-# with schemas on; twice (after the inserts and transactions, and after the truncate) for the
-# others, whose deliveries then span several steps (each pipeline run costs about half a minute
-# of the suite's time).
+# with schemas on (incremental runs on top of earlier ones); once, after the truncate, for the
+# others, whose one delivery then spans every step (each pipeline run costs about half a minute
+# of the suite's time, and what they add is their encodings, not incremental runs).
 DELIVERIES = {
     ("defaults", "orders"): {0, 1, 2, 3},
     ("defaults", "parcels"): {1, 3},
-    ("schemaless", "orders"): {1, 3},
+    ("schemaless", "orders"): {3},
     ("schemaless", "parcels"): set(),
-    ("strings_iso", "orders"): {1, 3},
+    ("strings_iso", "orders"): {3},
     ("strings_iso", "parcels"): set(),
 }
 CAPTURES = {
