@@ -126,28 +126,36 @@ def test_kinds_name_what_decides_them():
 
 
 def test_spark_decodes_every_case_as_the_model(spark):
+    """Through the path normalize_debezium takes: a column_plan per (declared type, settings),
+    all of a row's plans decoded by decode_column."""
     from pyspark.sql import functions as F
 
     from spark_cdc.change_events import debezium_decode
 
-    field_type = "struct<type: string, name: string, parameters: map<string,string>>"
+    field_type = "struct<field: string, type: string, name: string, parameters: map<string,string>>"
     rows = [
         (
             index,
             raw,
-            None if field is None else (field.type, field.name, dict(field.parameters or {})),
+            None
+            if field is None
+            else ("value", field.type, field.name, dict(field.parameters or {})),
         )
         for index, (raw, field, *_rest) in enumerate(CASES)
     ]
     frame = spark.createDataFrame(rows, f"i int, raw string, field {field_type}")
     kinds = sorted({(case[2], case[3]) for case in CASES}, key=repr)
-    decoded = [
-        debezium_decode.decode(F.col("raw"), F.col("field"), spark_type, settings)[0].alias(
-            f"d{number}"
-        )
-        for number, (spark_type, settings) in enumerate(kinds)
+    raw, field = F.col("raw"), F.col("field")
+    plans = [
+        debezium_decode.column_plan(raw, field, spark_type, settings, F.lit(False))
+        for spark_type, settings in kinds
     ]
-    rows = frame.select("i", *decoded).collect()
-    got = {row["i"]: row[f"d{kinds.index(CASES[row['i']][2:4])}"] for row in rows}
+    decoded = frame.select("i", F.array(*plans).alias("plans")).select(
+        "i", debezium_decode.decode_column("plans").alias("decoded")
+    )
+    got = {
+        row["i"]: row["decoded"][kinds.index(CASES[row["i"]][2:4])]["text"]
+        for row in decoded.collect()
+    }
     expected = {i: _model(*case[:4]) for i, case in enumerate(CASES)}
     assert got == expected

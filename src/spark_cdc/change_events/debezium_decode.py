@@ -201,67 +201,6 @@ def _family_time(text: Column, kind: Column) -> Column:
     return F.when(kind == "iso_time", iso).otherwise(_time_text(_epoch_micros(text, kind)))
 
 
-def _families(text: Column, kind: Column, scale: Column, spark_type: str) -> Column:
-    """The value decoded by ``kind`` (a column): one expression per family of kinds that
-    ``spark_type`` can hold (debezium_types.kinds_for), the text itself for any other kind."""
-    allowed = kinds_for(spark_type)
-    decoded = F.when(F.lit(False), F.lit(None).cast("string"))
-    families = (
-        (("decimal", "variable_decimal"), lambda: _family_decimal(text, kind, scale)),
-        (("days", "iso_date"), lambda: _family_date(text, kind)),
-        (
-            ("epoch_millis", "epoch_micros", "epoch_nanos", "iso_timestamp"),
-            lambda: _family_timestamp(text, kind),
-        ),
-        (
-            ("time_millis", "time_micros", "time_nanos", "iso_time"),
-            lambda: _family_time(text, kind),
-        ),
-    )
-    for members, family in families:
-        usable = [member for member in members if member in allowed]
-        if usable:
-            decoded = decoded.when(kind.isin(*usable), family())
-    return decoded.otherwise(text)
-
-
-def schema_kind(logical: Column, field_type: Column, spark_type: str) -> Column:
-    """The kind of a field the message's schema describes (null when it does not)."""
-    kind = F.when(F.lit(False), F.lit(None).cast("string"))
-    for name, found in LOGICAL_KINDS.items():
-        if found == "zoned_timestamp":
-            found = "iso_timestamp" if spark_type in TIMESTAMP_TYPES else "text"
-        kind = kind.when(logical == name, F.lit(found))
-    return kind.when(field_type == "bytes", F.lit("bytes")).when(
-        field_type.isNotNull(), F.lit("text")
-    )
-
-
-def decode(
-    text: Column, field: Column, spark_type: str, settings: DebeziumSettings
-) -> tuple[Column, Column]:
-    """(decoded text, how it was decoded) of one image value; ``field``: the field's schema
-    entry (struct of ``type``, ``name``, ``parameters``; null without a schema)."""
-    fallback, fallback_how = field_kind(None, spark_type, settings)
-    from_schema = field["parameters"]["scale"]
-    scale = F.coalesce(
-        F.when(from_schema.rlike(_INTEGER), from_schema.try_cast("int")),
-        F.lit(declared_scale(spark_type)).cast("int"),
-    )
-    if fallback.endswith("_or_iso"):
-        epoch = fallback[: -len("_or_iso")]
-        fallback_kind = F.when(text.rlike(_INTEGER), F.lit(epoch)).otherwise(F.lit("iso_timestamp"))
-    else:
-        fallback_kind = F.lit(fallback)
-    kind = F.coalesce(schema_kind(field["name"], field["type"], spark_type), fallback_kind)
-    how = F.coalesce(field["name"], field["type"], F.lit(fallback_how))
-    decoded = let(
-        F.struct(text.alias("text"), kind.alias("kind"), scale.alias("scale")),
-        lambda v: _families(v["text"], v["kind"], v["scale"], spark_type),
-    )
-    return decoded, how
-
-
 # What a column's declared type fixes for its decoding, as values (decode_column).
 _PLAN_TYPE = (
     "struct<raw: string, field: struct<field: string, type: string, name: string, "
@@ -303,7 +242,11 @@ def _schema_kind_of(field: Column, to_timestamp: Column) -> Column:
 
 
 def _decode_planned(plan: Column) -> Column:
-    """decode() of one column_plan, every type's parameters read from the plan."""
+    """One column_plan decoded: the kind from the message's schema (its logical type, or bytes)
+    else from the declared type and settings (the plan's fallback; an ``_or_iso`` fallback picks
+    the epoch kind for an integer text, ISO otherwise), kept only when the declared type can
+    hold it; then the kind's family decodes the text (an unchanged-TOAST placeholder stays as
+    it is)."""
     text, field = plan["raw"], plan["field"]
     from_schema = field["parameters"]["scale"]
     scale = F.coalesce(
@@ -346,10 +289,10 @@ _DECODERS: dict[tuple[str, int], Column] = {}
 
 
 def decode_column(name: str) -> Column:
-    """decode() of every column_plan in the array column ``name``, as one array of structs (raw,
-    text, how, unchanged): the decoding expression appears once, however many columns there
-    are. It is built once per process and gateway (a few thousand calls into the JVM) and
-    reused: it names its input, nothing else."""
+    """_decode_planned of every column_plan in the array column ``name``, as one array of
+    structs (raw, text, how, unchanged): the decoding expression appears once, however many
+    columns there are. It is built once per process and gateway (a few thousand calls into
+    the JVM) and reused: it names its input, nothing else."""
     context = SparkContext._active_spark_context
     key = (name, id(getattr(context, "_jvm", None)))
     if key not in _DECODERS:
