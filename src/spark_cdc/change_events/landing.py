@@ -105,6 +105,8 @@ LANDING_KEY = "spark_cdc_landing"
 LAST_BATCH_KEY = "spark_cdc_last_batch"
 """The key of a landing commit's ``userMetadata`` that holds the last batch id it landed."""
 _RECENT_COMMITS = 100
+# What Delta's error says when a concurrent commit changed the table's metadata (created it).
+METADATA_CHANGED = ("DELTA_METADATA_CHANGED", "MetadataChangedException")
 
 
 def next_batch_id(spark: SparkSession, table: str, version: int | None = None) -> int:
@@ -125,10 +127,15 @@ def last_landed_batch(spark: SparkSession, table: str, version: int | None = Non
     """The last batch id of the newest landing committed at or before ``version`` (the latest
     when None), by the table's history (None: no landing recorded one)."""
     statement = f"describe history {table}"
-    rows = spark.sql(f"{statement} limit {_RECENT_COMMITS}").collect()
-    if len(rows) == _RECENT_COMMITS:
-        rows = spark.sql(statement).collect()
-    for row in sorted(rows, key=lambda commit: commit.version, reverse=True):
+    recent = spark.sql(f"{statement} limit {_RECENT_COMMITS}").collect()
+    found = _newest_last_batch(recent, version)
+    if found is None and len(recent) == _RECENT_COMMITS:  # older than the recent commits
+        found = _newest_last_batch(spark.sql(statement).collect(), version)
+    return found
+
+
+def _newest_last_batch(commits: list, version: int | None) -> int | None:
+    for row in sorted(commits, key=lambda commit: commit.version, reverse=True):
         if version is not None and row.version > version:
             continue
         try:
@@ -281,7 +288,9 @@ def append_batches(
     try:
         writer.saveAsTable(table)
     except Exception as error:
-        if is_overlap(error):
+        # Another landing's commit came first (its claim of the same number, or the table's
+        # creation when both found no table): this one committed nothing.
+        if is_overlap(error) or any(marker in str(error) for marker in METADATA_CHANGED):
             raise _conflict(table) from error
         raise
     # Delta skips, without an error, a load whose number another landing committed first.
