@@ -30,7 +30,7 @@ from pyspark.sql import functions as F
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.normalize import FEED_COLUMNS, LANDING_ERROR, RAW_RECORD
 from spark_cdc.change_events.pipeline import BATCH
-from spark_cdc.core.idempotent_loads import is_overlap, load_identity
+from spark_cdc.core.idempotent_loads import is_overlap, load_identity, metadata_value
 from spark_cdc.core.json_text import is_strict_json
 from spark_cdc.core.orphan_tables import create_empty
 from spark_cdc.core.paths import spark_location
@@ -138,10 +138,7 @@ def _newest_last_batch(commits: list, version: int | None) -> int | None:
     for row in sorted(commits, key=lambda commit: commit.version, reverse=True):
         if version is not None and row.version > version:
             continue
-        try:
-            number = json.loads(row.userMetadata or "{}").get(LAST_BATCH_KEY)
-        except (json.JSONDecodeError, AttributeError):
-            number = None
+        number = metadata_value(row, LAST_BATCH_KEY)
         if number is not None:
             return int(number)
     return None

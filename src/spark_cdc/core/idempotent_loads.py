@@ -37,6 +37,15 @@ def load_identity(kind: str, table: str) -> str:
     return f"spark_cdc.{kind}:{'.'.join(parts[-2:])}"  # schema.table, whatever the catalog
 
 
+def metadata_value(commit: Any, key: str) -> Any:
+    """The ``key`` of a history row's ``userMetadata`` JSON (None: absent, or not JSON)."""
+    try:
+        content = json.loads(commit.userMetadata or "{}")
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    return content.get(key) if isinstance(content, dict) else None
+
+
 def last_load(spark: Any, table: str) -> int | None:
     """The number of the table's newest load (numbers only grow; None: none yet, or no table).
 
@@ -51,10 +60,7 @@ def last_load(spark: Any, table: str) -> int | None:
     for row in sorted(rows, key=lambda commit: commit.version, reverse=True):
         if not writes_rows(row.operation):
             continue
-        try:
-            number = json.loads(row.userMetadata or "{}").get(LOAD_KEY)
-        except (json.JSONDecodeError, AttributeError):
-            number = None
+        number = metadata_value(row, LOAD_KEY)
         if number is not None:
             return int(number)
     return None
@@ -83,14 +89,7 @@ def carries_receipt(spark: Any, table: str, receipt: str) -> bool:
     """Whether one of the table's latest commits carries ``receipt``: false after a write that
     Delta skipped because another load committed its number first (no error is raised then)."""
     recent = spark.sql(f"describe history {table} limit 20").select("userMetadata").collect()
-    for row in recent:
-        try:
-            found = json.loads(row.userMetadata or "{}").get(RECEIPT_KEY)
-        except (json.JSONDecodeError, AttributeError):
-            found = None
-        if found == receipt:
-            return True
-    return False
+    return any(metadata_value(row, RECEIPT_KEY) == receipt for row in recent)
 
 
 def claim_next_write(spark: Any, app_id: str, number: int) -> None:
