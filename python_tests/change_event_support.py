@@ -50,7 +50,9 @@ def run_incrementally(
         if marks and ledger is not None:
             through = ledger.agg({"_batch_id": "max"}).first()[0]
         new = ledger_increment(feed_frame(spark, batches), ledger, config, process)
-        ledger = (new if ledger is None else ledger.unionByName(new)).localCheckpoint()
+        ledger = (
+            new if ledger is None else ledger.unionByName(new, allowMissingColumns=True)
+        ).localCheckpoint()
         changes = history_increment(ledger, history, initial, config, HIGH, process, through)
         history = (
             changes if history is None else merge_versions(history, changes, config.schema)

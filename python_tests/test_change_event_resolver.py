@@ -35,6 +35,7 @@ PEOPLE = SourceConfig("people", TargetSchema({"id": "string", "name": "string"},
 VALUES = SourceConfig("values", TargetSchema({"id": "string", "value": "string"}, ("id",)))
 ROWS = TargetSchema({"id": "int", "name": "string", "amount": "int"}, ("id",))
 T0 = datetime(2026, 1, 1)
+UNSENT = "__debezium_unavailable_value"
 
 
 def at(second: int) -> datetime:
@@ -82,6 +83,41 @@ def test_a_late_event_on_one_key_re_resolves_the_key_a_later_move_took_its_row_t
     assert versions_of(history, PEOPLE.schema) == expected_versions(expected, PEOPLE.schema)
     k3 = history.where("id = 'k3'").select("process_id").collect()
     assert [row.process_id for row in k3] == ["run-0"]  # not re-resolved by run 2
+
+
+def test_a_key_change_that_leaves_a_column_unchanged_takes_the_old_keys_value(spark):
+    """A TOASTed column left unchanged by updates that move the key (Debezium's placeholder):
+    1 -> 2 -> 3 in one batch keeps 1's note along the chain; in a later run 3 -> 4 takes it
+    from the history; a move from a key that is not live (9 -> 5) keeps 5's own note; a move
+    into a new key from nothing (8 -> 6) has no previous value (NULL)."""
+
+    def move(second, old, new, amount):
+        names, values = ("id", "name", "amount"), (str(new), UNSENT, str(amount))
+        old_key = (str(old),)
+        return ChangeEvent(
+            "update", at(second), None, names, values, ("id",), old_key, None, ("name",)
+        )
+
+    existing = {
+        (1,): StateRow({"id": 1, "name": "long note", "amount": 1}, at(0), at(0), "insert"),
+        (5,): StateRow({"id": 5, "name": "five", "amount": 5}, at(0), at(0), "insert"),
+    }
+    run_1 = [move(10, 1, 2, 2), move(20, 2, 3, 3), move(30, 9, 5, 6)]
+    run_2 = [move(40, 3, 4, 4), move(50, 8, 6, 7)]
+    config = SourceConfig("rows", ROWS)
+    initial = initial_frame(spark, existing, ROWS)
+    ledger, history = run_incrementally(spark, [[(1, run_1)], [(2, run_2)]], config, initial)
+    state = state_of(history, ROWS)
+    assert {key: values[:3] for key, values in state.items()} == {
+        (4,): (4, "long note", 4),
+        (5,): (5, "five", 6),
+        (6,): (6, None, 7),
+    }
+    assert state[(4,)][3] == at(0)  # created_at followed the row along the chain
+    expected = resolve_reference(existing, [*run_1, *run_2], ROWS)
+    assert state == expected_state(expected, ROWS)
+    assert versions_of(history, ROWS) == expected_versions(expected, ROWS)
+    assert status_counts(ledger) == {"applied": 5}
 
 
 def _walkthrough_batches(prefix: str) -> list[list[ChangeEvent]]:
@@ -158,7 +194,11 @@ def _event(draw, keys: list[int], second: int) -> ChangeEvent:
     if kind == "bad":
         return ChangeEvent("insert", at(second), seq, ("id", "amount"), (str(key), "n/a"))
     old = draw(st.sampled_from(keys)) if kind == "move" else key
-    return ChangeEvent("update", at(second), seq, *image, ("id",), (str(old),))
+    # an unchanged-TOAST update: the columns it leaves unchanged keep the row's previous value
+    left = tuple(c for c in ("name", "amount") if draw(st.integers(0, 3)) == 0) or None
+    names, values = image
+    values = tuple(UNSENT if n in (left or ()) else v for n, v in zip(names, values, strict=True))
+    return ChangeEvent("update", at(second), seq, names, values, ("id",), (str(old),), None, left)
 
 
 @st.composite

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import LongType, StructField, StructType
+from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
 
 from spark_cdc.change_events.model import ChangeEvent
-from spark_cdc.change_events.normalize import FEED_COLUMNS
+from spark_cdc.change_events.normalize import FEED_COLUMNS, UNCHANGED_COLUMNS
 from spark_cdc.change_events.pipeline import BATCH
 
 FEED_SCHEMA = StructType(
@@ -20,7 +20,10 @@ FEED_SCHEMA = StructType(
 def feed_frame(
     spark: SparkSession, batches: Iterable[tuple[int, Iterable[ChangeEvent]]]
 ) -> DataFrame:
-    """A feed DataFrame of (batch id, events) pairs."""
+    """A feed DataFrame of (batch id, events) pairs; with ``unchanged_columns`` when an event
+    leaves columns unchanged."""
+    pairs = [(batch_id, e) for batch_id, events in batches for e in events]
+    unchanged = any(e.unchanged_columns for _, e in pairs)
     rows = [
         (
             e.change_type,
@@ -31,8 +34,13 @@ def feed_frame(
             None if e.old_key_names is None else list(e.old_key_names),
             None if e.old_key_values is None else list(e.old_key_values),
             batch_id,
+            *([list(e.unchanged_columns or ()) or None] if unchanged else []),
         )
-        for batch_id, events in batches
-        for e in events
+        for batch_id, e in pairs
     ]
-    return spark.createDataFrame(rows, FEED_SCHEMA)
+    schema = FEED_SCHEMA
+    if unchanged:
+        schema = StructType(
+            [*FEED_SCHEMA.fields, StructField(UNCHANGED_COLUMNS, ArrayType(StringType()))]
+        )
+    return spark.createDataFrame(rows, schema)

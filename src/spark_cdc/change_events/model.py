@@ -166,9 +166,8 @@ def validate(event: ChangeEvent, schema: TargetSchema, truncates: bool = False) 
     event_ts; for insert/update the image (present,
     names and values of equal length, no repeated name, non-null keys, every target column
     castable but the unchanged ones — in target column order); for update/delete the old key
-    (present, equal lengths, non-null and castable key values); last, an update that moves its
-    key cannot leave a column unchanged (``unchanged_on_key_change:<columns>``: the previous
-    value would be another key's). Image columns unknown to the target are ignored."""
+    (present, equal lengths, non-null and castable key values). Image columns unknown to the
+    target are ignored."""
     if event.landing_error is not None:
         return event.landing_error
     kind = change_kind(event.change_type)
@@ -210,8 +209,4 @@ def validate(event: ChangeEvent, schema: TargetSchema, truncates: bool = False) 
                 schema.cast(key, old[key])
             except ValueError:
                 return f"cast_failed:old_{key}"
-    if kind == "update" and event.unchanged_columns:
-        new_key = tuple(schema.cast(k, image.get(k)) for k in schema.keys)
-        if new_key != tuple(schema.cast(k, old[k]) for k in schema.keys):
-            return "unchanged_on_key_change:" + ",".join(event.unchanged_columns)
     return None

@@ -132,13 +132,6 @@ def _reason(schema: TargetSchema, truncates: bool = False) -> Column:
     for key in schema.keys:
         failed = F.col(f"old_key.{key}").isNull()
         rules.append((needs_old & failed, F.lit(f"cast_failed:old_{key}")))
-    moved = F.col("old_key") != F.struct(*(F.col(f"image.{k}").alias(k) for k in schema.keys))
-    rules.append(
-        (
-            (kind == "update") & (F.size(unchanged) > 0) & moved,
-            F.concat(F.lit("unchanged_on_key_change:"), F.array_join(unchanged, ",")),
-        )
-    )
     reason = F.when(*rules[0])
     for condition, value in rules[1:]:
         reason = reason.when(condition, value)

@@ -16,7 +16,8 @@ stored values and created_at:
   fingerprint order (deterministic) and the (key, event_ts, event_seq) is reported.
 
 Columns absent from an image are NULL in that image; a column the image lists as unchanged
-(``unchanged_columns``) keeps the row's previous value (NULL when the key has no live row). A
+(``unchanged_columns``) keeps the previous value of the row the event takes: the old key's row
+for an update that moves a live row, else the key's own live row; NULL when there is none. A
 truncate (when the source applies them) deletes every live row at its position.
 
 Columns absent from an image are NULL in that image. Invalid events (model.validate) are skipped
@@ -174,12 +175,15 @@ def _apply(result: ReferenceResult, event: ChangeEvent, schema: TargetSchema) ->
             del result.state[key]
         return
     image = image_of(event, schema)
+    new_key = key_of(image, schema)
+    moves = kind == "update" and old_key_of(event, schema) != new_key
     if event.unchanged_columns:
-        previous = result.state.get(key_of(image, schema))
+        # the row the update takes: the old key's when it is live, else the key's own
+        previous = result.state.get(old_key_of(event, schema)) if moves else None
+        previous = previous or result.state.get(new_key)
         for column in event.unchanged_columns:
             image[column] = None if previous is None else previous.values[column]
-    new_key = key_of(image, schema)
-    if kind == "update" and old_key_of(event, schema) != new_key:
+    if moves:
         moved = _remove(result, old_key_of(event, schema), ts)
         if moved is not None:
             _set(result, new_key, StateRow(image, moved.created_at, ts, kind))

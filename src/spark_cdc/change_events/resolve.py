@@ -13,14 +13,19 @@ every version (valid_from = its position, valid_to = the next action's, is_curre
 The fingerprint is compared as its 32 bytes, in the same order as its hex text (half the bytes to
 shuffle and sort).
 
-created_at is the only value that crosses keys. Within a key, consecutive upserts form a *run*
-that shares created_at; a run starts at an upsert after nothing or a delete (created_at = its
-event_ts), at a restored row (its stored created_at) or at a move in. A move in inherits
-created_at from the source key's run when the source row was live (the move-out D's previous
-action is a U), otherwise from the key's own previous run when that was live, otherwise it is
-its own event_ts. These "inherits from" links exist for key-changing events only; pointer
-jumping resolves chains of L links in ceil(log2 L) broadcast self-joins of that link table; a
-feed in which no event changes a key does no link work at all.
+created_at crosses keys (and so does a column an upsert leaves unchanged, below). Within a key,
+consecutive upserts form a *run* that shares created_at; a run starts at an upsert after nothing
+or a delete (created_at = its event_ts), at a restored row (its stored created_at) or at a move
+in. A move in inherits created_at from the source key's run when the source row was live (the
+move-out D's previous action is a U), otherwise from the key's own previous run when that was
+live, otherwise it is its own event_ts. These "inherits from" links exist for key-changing
+events only; pointer jumping resolves chains of L links in ceil(log2 L) broadcast self-joins of
+that link table; a feed in which no event changes a key does no link work at all.
+
+A column an upsert leaves unchanged (``unchanged_columns``: an unchanged TOASTed value) takes
+the run's latest value sent before it; in a move-in run with nothing sent before it, the value
+the move-in's parent run last held (the same links as created_at), hop by hop along a chain of
+moves that each left it unchanged; only feeds with such a move do that work.
 
 Restored rows (``base``: initial rows, or versions live at an incremental run's horizon) are
 actions positioned at their valid_from, before any event of that instant, with their stored
@@ -218,7 +223,7 @@ def _filled(runs: DataFrame, schema: TargetSchema) -> DataFrame:
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
     unchanged = F.coalesce(F.col("_unchanged"), F.array().cast("array<string>"))
-    values = []
+    values, unsent = [], []
     for c in schema.columns:
         value = F.col("_values")[c]
         if c not in schema.keys:
@@ -226,11 +231,89 @@ def _filled(runs: DataFrame, schema: TargetSchema) -> DataFrame:
                 (F.col("_kind") == "U") & ~F.array_contains(unchanged, c),
                 F.struct(value.alias("v")),
             )
-            previous = F.last(sent, True).over(in_run).getField("v")
-            value = F.when(F.array_contains(unchanged, c), previous).otherwise(value)
+            previous = F.last(sent, True).over(in_run)
+            left = F.array_contains(unchanged, c)
+            value = F.when(left, previous.getField("v")).otherwise(value)
+            unsent.append(F.when(left & previous.isNull(), F.lit(c)))
         values.append(value.alias(c))
     filled = F.when(F.col("_values").isNotNull(), F.struct(*values))
-    return runs.withColumn("_values", filled.cast(runs.schema["_values"].dataType))
+    never_sent = F.filter(F.array(*unsent, F.lit(None).cast("string")), lambda c: c.isNotNull())
+    return runs.withColumn("_values", filled.cast(runs.schema["_values"].dataType)).withColumn(
+        "_unsent", never_sent
+    )
+
+
+def _inherited_values(acts: DataFrame, links: DataFrame, schema: TargetSchema) -> DataFrame:
+    """Per move-in run, the values of the columns its upserts leave unchanged with nothing sent
+    before them in the run: the parent run's last value (the source key's run when the source
+    row was live, else the key's own previous live run, as for created_at), following parents
+    while the parent left the column unchanged too (a chain of moves); NULL without a parent."""
+    nonkeys = [c for c in schema.columns if c not in schema.keys]
+    steps = links.select(
+        F.col("node_key").alias("hop_key"),
+        F.col("node_run").alias("hop_run"),
+        F.col("parent_key").alias("hop_parent_key"),
+        F.col("parent_run").alias("hop_parent_run"),
+    ).localCheckpoint()
+    parents = (
+        steps.where(F.col("hop_parent_key").isNotNull())
+        .select(F.col("hop_parent_key").alias("_key"), F.col("hop_parent_run").alias("_run"))
+        .distinct()
+    )
+    last = (
+        acts.where(F.col("_kind") == "U")
+        .join(F.broadcast(parents), ["_key", "_run"])
+        .groupBy(F.col("_key").alias("last_key"), F.col("_run").alias("last_run"))
+        .agg(F.max_by(F.struct("_values", "_unsent"), F.struct("_ts", "_seq", "_fp")).alias("l"))
+        .localCheckpoint()
+    )
+    value_type = acts.schema["_values"].dataType
+    state = steps.select(
+        F.col("hop_key").alias("node_key"),
+        F.col("hop_run").alias("node_run"),
+        F.col("hop_parent_key").alias("at_key"),
+        F.col("hop_parent_run").alias("at_run"),
+        F.lit(None).cast(value_type).alias("got"),
+        F.array(*(F.lit(c) for c in nonkeys)).cast("array<string>").alias("want"),
+    )
+    while True:
+        looked = state.join(
+            F.broadcast(last),
+            (F.col("at_key") == F.col("last_key")) & (F.col("at_run") == F.col("last_run")),
+            "left",
+        ).join(
+            F.broadcast(steps),
+            (F.col("at_key") == F.col("hop_key")) & (F.col("at_run") == F.col("hop_run")),
+            "left",
+        )
+        found = F.col("l").isNotNull()
+        still = F.coalesce(F.col("l._unsent"), F.array().cast("array<string>"))
+        got = [
+            F.when(
+                found & F.array_contains("want", c) & ~F.array_contains(still, c),
+                F.col("l._values")[c],
+            )
+            .otherwise(F.col("got")[c])
+            .alias(c)
+            if c in nonkeys
+            else F.lit(None).alias(c)
+            for c in schema.columns
+        ]
+        want = F.when(found & F.col("hop_parent_key").isNotNull(), F.array_intersect("want", still))
+        state = looked.select(
+            "node_key",
+            "node_run",
+            F.when(want.isNotNull(), F.col("hop_parent_key")).alias("at_key"),
+            F.when(want.isNotNull(), F.col("hop_parent_run")).alias("at_run"),
+            F.struct(*got).cast(value_type).alias("got"),
+            F.coalesce(want, F.array().cast("array<string>")).alias("want"),
+        ).localCheckpoint()
+        if state.where(F.size("want") > 0).isEmpty():
+            return state.select(
+                F.col("node_key").alias("inherit_key"),
+                F.col("node_run").alias("inherit_run"),
+                F.col("got").alias("inherited"),
+            )
 
 
 def _links(acts: DataFrame) -> DataFrame:
@@ -313,6 +396,33 @@ def _resolve_links(acts: DataFrame, links: DataFrame) -> DataFrame:
     return links.select("node_key", "node_run", F.col("created").alias("link_created"))
 
 
+def _leaves_unchanged() -> Column:
+    """Whether an event leaves a column unchanged (an unchanged-TOAST placeholder)."""
+    return F.size(F.coalesce(F.col(UNCHANGED_COLUMNS), F.array().cast("array<string>"))) > 0
+
+
+def _with_inherited(resolved: DataFrame, inherited: DataFrame) -> DataFrame:
+    """Upserts of move-in runs take the inherited value of each column left unchanged with
+    nothing sent before it in the run (_inherited_values)."""
+    joined = resolved.join(
+        F.broadcast(inherited),
+        (F.col("_key") == F.col("inherit_key")) & (F.col("_run") == F.col("inherit_run")),
+        "left",
+    )
+    value_type = resolved.schema["_values"].dataType
+    values = [
+        F.when(
+            F.col("inherited").isNotNull() & F.array_contains(F.col("_unsent"), field.name),
+            F.col("inherited")[field.name],
+        )
+        .otherwise(F.col("_values")[field.name])
+        .alias(field.name)
+        for field in value_type.fields
+    ]
+    filled = F.when(F.col("_values").isNotNull(), F.struct(*values).cast(value_type))
+    return joined.withColumn("_values", filled).drop("inherit_key", "inherit_run", "inherited")
+
+
 def _partitions(spark) -> int:
     """Partitions of the resolver's shuffle: more than the session's few, so that each sort
     stays in memory (measured: 4-8x the cores is about 1.5x faster than 2 at 1M events)."""
@@ -351,12 +461,15 @@ def resolve_versions(
         resolved = acts.withColumn("link_created", F.lit(None).cast("timestamp"))
     else:
         acts = keep(acts, "change_events.actions")
-        links = _resolve_links(acts, _links(acts))
+        moved_links = _links(acts)
+        links = _resolve_links(acts, moved_links)
         resolved = acts.join(
             F.broadcast(links),
             (F.col("_key") == F.col("node_key")) & (F.col("_run") == F.col("node_run")),
             "left",
         )
+        if fills and not events.where(moves_a_key(schema) & _leaves_unchanged()).isEmpty():
+            resolved = _with_inherited(resolved, _inherited_values(acts, moved_links, schema))
     fingerprint = F.lower(F.hex("_fp"))
     upsert = F.col("_kind") == "U"
     columns = [
@@ -414,7 +527,15 @@ def current_changes(
 
 # What resolve_versions reads of a normalized event (normalize.normalize_events).
 RESOLVER_INPUTS = frozenset(
-    ("change_kind", "event_ts", "event_seq", "event_fingerprint", "image", "old_key")
+    (
+        "change_kind",
+        "event_ts",
+        "event_seq",
+        "event_fingerprint",
+        "image",
+        "old_key",
+        UNCHANGED_COLUMNS,
+    )
 )
 
 
