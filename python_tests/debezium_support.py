@@ -161,10 +161,16 @@ class Capture:
 
 @contextmanager
 def debezium_capture(
-    postgres: Postgres, name: str, tables: list[str], settings: Mapping[str, str], folder: Path
+    postgres: Postgres,
+    name: str,
+    tables: list[str],
+    settings: Mapping[str, str],
+    folder: Path,
+    kafka: str | None = None,
 ) -> Iterator[Capture]:
     """Debezium's Postgres connector (pgoutput, a slot and publication of its own, truncates
-    included) capturing ``tables``, with the connector ``settings`` on top of its defaults."""
+    included) capturing ``tables``, with the connector ``settings`` on top of its defaults;
+    every record also sent to the Kafka broker ``kafka`` when given (topic = the destination)."""
     out = folder / name
     out.mkdir(parents=True)
     properties = {
@@ -198,6 +204,7 @@ def debezium_capture(
         "CaptureToFiles",
         str(config),
         str(out),
+        *([kafka] if kafka else []),
     ]
     log = (out / "capture.log").open("wb")
     process = subprocess.Popen(

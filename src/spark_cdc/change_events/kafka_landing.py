@@ -7,7 +7,8 @@ batch file would be (:mod:`spark_cdc.change_events.landing`), its identity
 checkpoint's, so the next landing starts where this one ended; a micro-batch replayed after a
 kill lands none of the records the table already holds (by identity, a look-up that Delta's
 statistics on ``_source_file`` keep to the batch's own range), and two landings that overlap
-never give one batch id twice (the second fails, having landed nothing).
+never give one batch id twice (the second fails, having landed nothing). A Debezium topic's
+tombstones (records without a value) land too, with a null ``value``.
 """
 
 from __future__ import annotations
@@ -54,8 +55,13 @@ def land_micro_batch(
     spark: SparkSession, table: str, records: DataFrame, debezium: bool
 ) -> int | None:
     """Land ``records`` (``value`` text, ``_source_file``) not landed yet as the table's next
-    batch; its batch id (None when every record was landed before)."""
-    records = records.where(F.trim(F.col("value")) != "").persist()
+    batch; its batch id (None when every record was landed before). A blank value is skipped
+    as a blank line is; a record without a value (a Debezium tombstone) lands in a Debezium
+    feed, where it counts as a tombstone."""
+    present = F.trim(F.col("value")) != ""
+    if debezium:
+        present = F.col("value").isNull() | present
+    records = records.where(present).persist()
     try:
         # One version of the table for both reads (landing._land says why).
         version = latest_version(spark, table)
