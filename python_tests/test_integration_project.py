@@ -83,8 +83,8 @@ def test_timestamp_snapshot_metadata_over_three_days(spark, days):
 def test_check_snapshot_records_the_deletion(spark, days):
     versions = _versions(spark, "accounts_check")
     kept, deletion, back = versions[2]
-    assert kept["dbt_close_process_id"] == days[2] and not kept["dbt_is_deleted"]
-    assert deletion["dbt_is_deleted"] and deletion["dbt_insert_process_id"] == days[2]
+    assert kept["dbt_close_process_id"] == days[2] and kept["dbt_is_deleted"] == "False"
+    assert deletion["dbt_is_deleted"] == "True" and deletion["dbt_insert_process_id"] == days[2]
     assert deletion["dbt_close_process_id"] == days[3] and deletion["owner"] == "Ben"
     assert back["dbt_insert_process_id"] == days[3] and back["dbt_valid_to_high"] == HIGH
 

@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from pyspark.sql import functions as F
 from support import PROJECT_DIR, SqlStatements, dbt_invoker, messages, module_schema
 
 from spark_cdc_dev.project_copies import snapshot_variant
@@ -40,6 +41,7 @@ sources:
       - name: widened_dupes
       - name: renamed_meta
       - name: new_column_new_record
+      - name: new_record_moves
 """
 
 SNAPSHOTS_YML = """
@@ -80,6 +82,9 @@ snapshots:
     config: {unique_key: id, strategy: timestamp, updated_at: updated_at}
   - name: sc_new_column_new_record
     relation: source('scenarios', 'new_column_new_record')
+    config: {unique_key: id, strategy: timestamp, updated_at: updated_at, hard_deletes: new_record}
+  - name: sc_new_record_moves
+    relation: source('scenarios', 'new_record_moves')
     config: {unique_key: id, strategy: timestamp, updated_at: updated_at, hard_deletes: new_record}
 """
 
@@ -161,16 +166,74 @@ def test_new_record_deletion_rows_keep_the_deleted_values(spark, runs):
 
     def deletion_rows(which):
         rows = _rows(spark, which, "sc_new_record")
-        return [r for r in rows if r["dbt_is_deleted"] in (True, "True")]
+        return [r for r in rows if r["dbt_is_deleted"] == "True"]
 
     (fixed,) = deletion_rows("fixed")
     (stock,) = deletion_rows("stock")
     assert fixed["id"] == 2
     assert fixed["name"] == "Ben" and fixed["updated_at"] == dt.datetime(2026, 1, 1, 8)
-    assert fixed["dbt_is_deleted"] is True
+    assert fixed["dbt_is_deleted"] == stock["dbt_is_deleted"] == "True"  # dbt's own flag
     # dbt-adapters#1401: every source column is NULL on the deletion row, the key included.
     _upstream_bug(stock["id"] is None and stock["name"] is None, "dbt-adapters#1401")
-    _upstream_bug(stock["dbt_is_deleted"] == "True", "dbt-adapters#1401 (a string flag)")
+
+
+def test_a_snapshot_moves_between_stock_dbt_and_the_package(spark, runs):
+    """One new_record snapshot table built by stock dbt-spark, continued by the package (a
+    delete), by stock again (the key back), and by the package (another delete): every run
+    succeeds, dbt_is_deleted stays dbt's string, and the rows are dbt's contract's. Stock's
+    MERGE inserts `*`, which Delta refuses while the table has columns stock's staging lacks
+    (the package's metadata columns) unless schema auto-merge is on (docs/snapshots.md)."""
+    name = "sc_new_record_moves"
+    tables = {which: f"{MODULE_SCHEMA}_{which}.{name}" for which in runs}
+    auto_merge = "spark.databricks.delta.schema.autoMerge.enabled"
+
+    def run(which, rows):
+        _source(spark, "new_record_moves", PEOPLE, rows)
+        other = tables["stock" if which == "fixed" else "fixed"]
+        spark.sql(f"create schema if not exists {MODULE_SCHEMA}_{which}")
+        if spark.catalog.tableExists(other):  # the table as the other side left it
+            spark.sql(
+                f"create or replace table {tables[which]} using delta as select * from {other}"
+            )
+        spark.conf.set(auto_merge, str(which == "stock").lower())
+        try:
+            _snapshot(runs, which, name)
+        finally:
+            spark.conf.unset(auto_merge)
+        flag = dict(spark.table(tables[which]).dtypes)["dbt_is_deleted"]
+        assert flag == "string", (which, flag)
+
+    run("stock", [(1, "Ann", T1), (2, "Ben", T1)])
+    run("fixed", [(1, "Ann", T1)])
+    run("stock", [(1, "Ann", T1), (2, "Ben B", T3)])
+    run("fixed", [(2, "Ben B", T3)])
+    found = sorted(
+        (r["id"], r["name"], r["dbt_is_deleted"], r["dbt_valid_to"] is None)
+        for r in spark.table(tables["fixed"]).collect()
+    )
+    assert found == [
+        (1, "Ann", "False", False),
+        (1, "Ann", "True", True),  # the package's deletion row keeps the deleted values
+        (2, "Ben", "False", False),
+        (2, "Ben", "True", False),
+        (2, "Ben B", "False", True),
+    ]
+
+    # A table built by an earlier spark_cdc (a boolean flag) keeps its type and its meaning.
+    flagged = spark.table(tables["fixed"]).withColumn(
+        "dbt_is_deleted", F.col("dbt_is_deleted") == "True"
+    )
+    flagged.localCheckpoint().write.format("delta").mode("overwrite").option(
+        "overwriteSchema", "true"
+    ).saveAsTable(tables["fixed"])
+    _source(spark, "new_record_moves", PEOPLE, [(1, "Ann", T3), (2, "Ben B", T3)])
+    _snapshot(runs, "fixed", name)
+    assert dict(spark.table(tables["fixed"]).dtypes)["dbt_is_deleted"] == "boolean"
+    ann = sorted(
+        (r["dbt_is_deleted"], r["dbt_valid_to"] is None)
+        for r in spark.table(tables["fixed"]).where("id = 1").collect()
+    )
+    assert ann == [(False, False), (False, True), (True, False)]  # back: the deletion closed
 
 
 def test_composite_key_does_not_leak_helper_columns(spark, runs):
@@ -443,10 +506,10 @@ def test_a_new_source_column_with_new_record_deletes(spark, runs):
         for r in _rows(spark, "fixed", "sc_new_column_new_record")
     )
     assert rows == [
-        (1, "Ann", None, False, False),
-        (1, "Annie", "annie@example.com", False, True),
-        (2, "Ben", None, False, False),
-        (2, "Ben", None, True, True),
+        (1, "Ann", None, "False", False),
+        (1, "Annie", "annie@example.com", "False", True),
+        (2, "Ben", None, "False", False),
+        (2, "Ben", None, "True", True),
     ]
     # Stock takes the new column too (dbt-spark 1.11 does not break here), but its deletion row
     # loses the deleted key (dbt-adapters#1401, as above).

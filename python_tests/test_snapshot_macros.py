@@ -13,6 +13,7 @@ import pytest
 from macro_render import CompilationError, Macros
 
 METADATA = "snapshots/snapshot_metadata.sql"
+DELETED_FLAG = "snapshots/snapshot_deleted_flag.sql"
 HINT = "var default_high_dttm must be a zone-less timestamp 'YYYY-MM-DD HH:MM:SS'"
 
 
@@ -272,6 +273,7 @@ def test_the_unchanged_digest_hashes_the_same_pairs_on_both_sides_and_compares_e
         CACHED,
         METADATA,
         KEYS,
+        DELETED_FLAG,
         config={"snapshot_table_column_names": columns, "dbt_valid_to_current": "'9999-12-31'"},
     )
     strategy = {"unique_key": ["region", "id"], "hard_deletes": "new_record", "updated_at": "u"}
@@ -285,10 +287,11 @@ def test_the_unchanged_digest_hashes_the_same_pairs_on_both_sides_and_compares_e
         "select xxhash64(region, id, source_updated_at) as hash_1,"
         " xxhash64('spark_cdc', region, id, source_updated_at) as hash_2 from s.snap" in sql
     )
-    # open rows only (the current marker too), open deletion rows of new_record left out
+    # open rows only (the current marker too), open deletion rows of new_record left out (the
+    # flag dbt's 'True' or an earlier table's boolean)
     assert (
-        "where (valid_to = '9999-12-31' or valid_to is null) and not coalesce(is_gone, false)"
-        in sql
+        "where (valid_to = '9999-12-31' or valid_to is null)"
+        " and not coalesce(lower(cast(is_gone as string)) = 'true', false)" in sql
     )
     comparison = sql[sql.index("coalesce( source_side") : sql.index(", false ) as unchanged")]
     assert "source_side.source_rows > 0 and source_side.source_rows = open_side.open_rows" in (
@@ -501,3 +504,22 @@ def test_deletion_vectors_are_turned_on_once_a_table_is_large_enough(
 
 def test_a_snapshot_without_deletion_vectors_reads_no_table_detail():
     assert _deletion_vector_statements({"snapshot_deletion_vectors": False}, 2**30, None) == []
+
+
+@pytest.mark.parametrize(
+    ("stored", "written"),
+    [
+        (None, ("'True'", "'False'")),  # a table being built: dbt's strings
+        ("string", ("'True'", "'False'")),  # built by stock dbt or by this package
+        ("boolean", ("true", "false")),  # built by an earlier spark_cdc: keeps its type
+    ],
+)
+def test_dbt_is_deleted_is_written_in_the_tables_own_type(stored, written):
+    columns = {"dbt_is_deleted": "is_gone"}
+    macros = Macros(DELETED_FLAG, METADATA, config={"snapshot_table_column_names": columns})
+    target = [_Column("id", "int")] + ([_Column("IS_GONE", stored)] if stored else [])
+    flags = (
+        macros.snapshot_deleted_flag(True, target),
+        macros.snapshot_deleted_flag(False, target),
+    )
+    assert flags == written

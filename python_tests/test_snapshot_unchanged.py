@@ -160,7 +160,7 @@ def test_open_deletion_rows_of_new_record_do_not_stop_the_skip(spark, dbt):
     _source(spark, "new_record", PEOPLE, [(1, "a", T0), (2, "b", T0)])
     assert _snapshot(dbt, name) == "change rows"
     deleted = _rows(spark, name, "id", "name", "dbt_is_deleted", "dbt_valid_to")
-    assert [row for row in deleted if row[0] == 3 and row[3] is None] == [(3, "c", True, None)]
+    assert [row for row in deleted if row[0] == 3 and row[3] is None] == [(3, "c", "True", None)]
     version = _version(spark, name)
 
     assert _snapshot(dbt, name) == "unchanged"
@@ -171,7 +171,7 @@ def test_open_deletion_rows_of_new_record_do_not_stop_the_skip(spark, dbt):
     _source(spark, "new_record", PEOPLE, [(1, "a", T0), (2, "b", T0), (3, "c2", T3)])
     assert _snapshot(dbt, name) == "change rows"
     rows = _rows(spark, name, "id", "name", "dbt_is_deleted", "dbt_valid_to")
-    assert [row for row in rows if row[0] == 3 and row[3] is None] == [(3, "c2", False, None)]
+    assert [row for row in rows if row[0] == 3 and row[3] is None] == [(3, "c2", "False", None)]
 
 
 def test_a_composite_key_is_skipped_when_unchanged(spark, dbt):

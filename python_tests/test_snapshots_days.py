@@ -147,13 +147,13 @@ def test_hard_deletes_invalidate_closes_and_a_restore_opens_a_new_version(days):
 def test_hard_deletes_new_record_inserts_deletion_rows_with_the_deleted_values(days):
     day1, day2, day3 = days[1], days[2], days[3]
     rows = day3.tables["customers_ts_new_record"]
-    assert all(isinstance(r["dbt_is_deleted"], bool) for r in rows)
+    assert {r["dbt_is_deleted"] for r in rows} == {"True", "False"}  # dbt's own strings
     original, deletion = _of(rows, 6)
     assert (
-        original["dbt_is_deleted"] is False
+        original["dbt_is_deleted"] == "False"
         and original["dbt_close_process_id"] == day2.invocation_id
     )
-    assert deletion["dbt_is_deleted"] is True
+    assert deletion["dbt_is_deleted"] == "True"
     assert (deletion["customer_name"], deletion["email"], deletion["segment"]) == (
         "Farid",
         "farid@example.com",
@@ -166,7 +166,7 @@ def test_hard_deletes_new_record_inserts_deletion_rows_with_the_deleted_values(d
     assert original["dbt_insert_process_id"] == day1.invocation_id
 
     original, deletion, restored = _of(rows, 2)
-    assert deletion["dbt_is_deleted"] and not restored["dbt_is_deleted"]
+    assert (deletion["dbt_is_deleted"], restored["dbt_is_deleted"]) == ("True", "False")
     assert deletion["dbt_close_process_id"] == day3.invocation_id
     assert deletion["dbt_valid_to"] == restored["dbt_valid_from"]
     assert day3.covers(restored["dbt_valid_from"]) and _is_open(restored)
@@ -180,7 +180,7 @@ def test_check_all_with_valid_to_current_and_a_new_column(days):
     assert all(r["dbt_valid_to"] == HIGH for r in open_rows)
     assert sorted(r["customer_id"] for r in open_rows) == [1, 2, 3, 4, 5, 6, 7]
     # dbt's check strategy on all columns treats a new column as a change of every row.
-    live = [r for r in open_rows if not r["dbt_is_deleted"]]
+    live = [r for r in open_rows if r["dbt_is_deleted"] != "True"]
     assert all(r["loyalty_tier"] in ("gold", "silver") for r in live)
     assert all(r["dbt_insert_process_id"] == day3.invocation_id for r in live)
     older = [r for r in rows if r["dbt_insert_process_id"] != day3.invocation_id]

@@ -3,7 +3,6 @@
 
     Same columns as dbt's default__build_snapshot_table (dbt-adapters 1.24.5), plus:
     - [spark_cdc] the operational metadata columns (snapshot_metadata_column_names);
-    - [spark_cdc] dbt_is_deleted is a real boolean, not the string 'False';
     - [spark_cdc] a NULL or duplicate key fails the statement that creates the table, so no
       table is made: the check is folded into the same pass over the query that writes it
       (snapshot_checked_scd_id), not run as a query of its own;
@@ -23,7 +22,7 @@
         {{ strategy.updated_at }} as {{ columns.dbt_valid_from }},
         {{ get_dbt_valid_to_current(strategy, columns) }},
         {%- if strategy.hard_deletes == 'new_record' %}
-        false as {{ columns.dbt_is_deleted }},
+        {{ spark_cdc.snapshot_deleted_flag(false) }} as {{ columns.dbt_is_deleted }},
         {%- endif %}
         {{ spark_cdc.snapshot_process_id() }} as {{ meta.insert_process_id }},
         {{ snapshot_get_time() }} as {{ meta.inserted_at }},

@@ -98,7 +98,7 @@
             from {{ target_relation }}
             where {{ spark_cdc.snapshot_row_is_open('', columns) }}
             {%- if strategy.hard_deletes == 'new_record' %}
-                and not coalesce({{ columns.dbt_is_deleted }}, false)
+                and not {{ spark_cdc.snapshot_is_deleted_test(columns.dbt_is_deleted) }}
             {%- endif %}
         ) as open_hashes
     ) as open_side

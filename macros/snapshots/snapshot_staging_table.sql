@@ -37,7 +37,11 @@
     {%- for key in key_names -%}{%- do moved_scd_args.append('source_data.' ~ key) -%}{%- endfor -%}
     {%- do moved_scd_args.append(moved_start) -%}
     {%- set delete_time = 'greatest(' ~ now ~ ', snapshotted_data.' ~ columns.dbt_valid_from ~ ')' -%}
-    {%- set is_deleted = 'coalesce(snapshotted_data.' ~ columns.dbt_is_deleted ~ ', false)' -%}
+    {#- [spark_cdc] dbt_is_deleted read as dbt's string or a boolean, written in the table's type -#}
+    {%- set is_deleted = spark_cdc.snapshot_is_deleted_test('snapshotted_data.' ~ columns.dbt_is_deleted) -%}
+    {%- set not_deleted_flag = spark_cdc.snapshot_deleted_flag(false, target_columns) -%}
+    {%- set stored_flag = 'coalesce(snapshotted_data.' ~ columns.dbt_is_deleted ~ ', '
+        ~ not_deleted_flag ~ ')' -%}
 
     {%- set has_source = '(' ~ unique_key_is_not_null(strategy.unique_key, "source_data") | trim ~ ')' -%}
     {%- set has_open = '(' ~ unique_key_is_not_null(strategy.unique_key, "snapshotted_data") | trim ~ ')' -%}
@@ -58,20 +62,20 @@
         'type': 'insert', 'values': source_values,
         'updated_at': updated_at, 'valid_from': version_start, 'valid_to': 'source_data.' ~ columns.dbt_valid_to,
         'scd_id': 'case when ' ~ moved ~ ' then ' ~ snapshot_hash_arguments(moved_scd_args) ~ ' end',
-        'is_deleted': 'false', 'opened': true}) -%}
+        'is_deleted': not_deleted_flag, 'opened': true}) -%}
     {#- updates -#}
     {%- do branches.append({
         'when': has_source ~ ' and ' ~ has_open ~ ' and ' ~ changed,
         'type': 'update', 'values': source_values,
         'updated_at': updated_at, 'valid_from': update_start, 'valid_to': update_start,
-        'scd_id': 'snapshotted_data.' ~ columns.dbt_scd_id, 'is_deleted': is_deleted, 'opened': false}) -%}
+        'scd_id': 'snapshotted_data.' ~ columns.dbt_scd_id, 'is_deleted': stored_flag, 'opened': false}) -%}
     {%- if hard_deletes in ('invalidate', 'new_record') -%}
         {#- deletes: an open deletion row (new_record) stays open while the key is absent -#}
         {%- do branches.append({
             'when': has_open ~ ' and not ' ~ has_source ~ (' and not ' ~ is_deleted if new_record else ''),
             'type': 'delete', 'values': source_values,
             'updated_at': delete_time, 'valid_from': delete_time, 'valid_to': delete_time,
-            'scd_id': 'snapshotted_data.' ~ columns.dbt_scd_id, 'is_deleted': is_deleted, 'opened': false}) -%}
+            'scd_id': 'snapshotted_data.' ~ columns.dbt_scd_id, 'is_deleted': stored_flag, 'opened': false}) -%}
     {%- endif -%}
     {%- if new_record -%}
         {#- deletion_records -#}
@@ -80,7 +84,7 @@
             'type': 'insert', 'values': deleted_values,
             'updated_at': delete_time, 'valid_from': delete_time, 'valid_to': 'snapshotted_data.' ~ columns.dbt_valid_to,
             'scd_id': snapshot_hash_arguments(['snapshotted_data.' ~ columns.dbt_scd_id, now]),
-            'is_deleted': 'true', 'opened': true}) -%}
+            'is_deleted': spark_cdc.snapshot_deleted_flag(true, target_columns), 'opened': true}) -%}
     {%- endif -%}
     {{ return({
         'columns': columns, 'now': now, 'key_names': key_names, 'source_names': source_names,
@@ -321,7 +325,8 @@
       from that start so it cannot collide with an earlier version. A row closed by a hard delete
       ends at the processing time, or at its own start if that is later;
     - new_record deletion rows copy the source columns of the deleted row, matched by name
-      case-insensitively (dbt-adapters#1401), and dbt_is_deleted is a boolean;
+      case-insensitively (dbt-adapters#1401); dbt_is_deleted is dbt's 'True' / 'False', or a
+      boolean in a table built by an earlier spark_cdc (snapshot_deleted_flag.sql);
     - the output lists its columns: the dbt_unique_key helper columns are not part of it, so they
       cannot leak into the snapshot table (dbt-adapters#2101);
     - one join of the source with the open rows (full outer) finds every changed key, instead of

@@ -80,7 +80,7 @@ def test_snapshot_metadata_day1_then_day2(query, days):
         assert deleted["dbt_close_process_id"] == day2, name
         assert start2 <= deleted["dbt_valid_to"] <= end2 and deleted["dbt_closed_at"] >= start2
     deletion = _of(_rows(query, "customers_ts_new_record"), 6)[1]
-    assert deletion["dbt_is_deleted"] is True and deletion["customer_name"] == "Farid"
+    assert deletion["dbt_is_deleted"] == "True" and deletion["customer_name"] == "Farid"
     assert deletion["dbt_insert_process_id"] == day2 and deletion["dbt_valid_to_high"] == HIGH
     # Its table maintenance (snapshot_optimize_every: 1) ran on this engine after day 2's MERGE.
     history = query("describe history spark_cdc.customers_ts_new_record")
