@@ -3,7 +3,6 @@ repeated by the next one, which logs and writes exactly what an uninterrupted re
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 import pytest
@@ -14,7 +13,6 @@ from spark_cdc.schema_drift.silver import (
     METADATA_COLUMNS,
     checkpoint_interval,
     drop_started_rows,
-    last_refresh_completed,
     refresh_silver,
 )
 
@@ -64,7 +62,7 @@ def _refresh(spark, db: str, full: bool = False):
     log = f"{db}.loads"
     prior = spark.table(log) if spark.catalog.tableExists(log) and not full else None
     bronze, registry = spark.table(f"{db}.bronze"), spark.table(f"{db}.registry")
-    refresh = refresh_silver(spark, bronze, registry, prior, db, "s__", "t", log_table=log)
+    refresh = refresh_silver(spark, bronze, registry, prior, db, "s__", "t")
     return refresh.localCheckpoint()
 
 
@@ -148,11 +146,10 @@ def test_a_failed_full_refresh_is_followed_by_a_refresh_as_if_it_never_ran(spark
     rows."""
     whole, failed = databases
     for db in databases:
-        for day in (1, 2):  # the second refresh is named in the log's property, and completed
+        for day in (1, 2):
             _land(spark, db, day)
             _logged(spark, db, _refresh(spark, db))
         _land(spark, db, 3)
-    assert last_refresh_completed(spark, f"{failed}.loads", spark.table(f"{failed}.loads"))
     _refresh(spark, failed, full=True)  # its log never replaces the old one
     for db in databases:
         _logged(spark, db, _refresh(spark, db))
@@ -174,29 +171,47 @@ def _silver_by_name(spark, db: str) -> dict[str, list[tuple]]:
     return out
 
 
-def test_a_refresh_names_itself_in_the_log_table_before_writing(spark, databases):
-    """The next refresh trusts the log (checks no table) only when the refresh named in the log
-    table's property wrote its log rows."""
-    _, db = databases
-    log = f"{db}.loads"
-    _land(spark, db, 1)
-    _logged(spark, db, _refresh(spark, db))  # first run: the log did not exist, no property
-    assert not last_refresh_completed(spark, log, spark.table(log))
-    _land(spark, db, 2)
-    rows = _refresh(spark, db)
-    # Named before its log rows exist: until they are appended, it counts as failed.
-    assert not last_refresh_completed(spark, log, spark.table(log))
-    _logged(spark, db, rows)
-    assert last_refresh_completed(spark, log, spark.table(log))
-    (loaded_at,) = {r.loaded_at for r in rows.collect()}
-    properties = {r.key: r.value for r in spark.sql(f"show tblproperties {log}").collect()}
-    assert json.loads(properties["spark_cdc.silver_refresh"]) == {
-        "process_id": "t",
-        "loaded_at": loaded_at.isoformat(),
-    }
-    # A refresh with nothing to write names nothing (it writes no log rows).
-    _refresh(spark, db)
-    assert last_refresh_completed(spark, log, spark.table(log))
+def test_a_second_writer_that_read_the_log_before_the_first_logged_adds_no_row(spark, databases):
+    """Two refreshes from the same log (the stream beside a build, or a build after an empty
+    bronze load, each reading the log before the other appended to it): the second replaces
+    the rows of the loads it writes instead of adding them again, and leaves alone a later load
+    that only the first one wrote."""
+    whole, db = databases
+    for name in databases:
+        _land(spark, name, 1)
+        _logged(spark, name, _refresh(spark, name))
+        _land(spark, name, 2)
+    _logged(spark, whole, _refresh(spark, whole))
+    stale = spark.table(f"{db}.loads").localCheckpoint()  # the log before the first's rows
+    first = _refresh(spark, db)
+    _logged(spark, db, first)
+    bronze, registry = spark.table(f"{db}.bronze"), spark.table(f"{db}.registry")
+    second = refresh_silver(spark, bronze, registry, stale, db, "s__", "t2").localCheckpoint()
+    assert sorted((r.event_type, r.write_mode) for r in second.collect()) == [
+        ("buy", "rebuild"),
+        ("click", "append"),
+        ("view", "create"),
+    ]
+    _logged(spark, db, second)
+    assert _silver(spark, db) == _silver(spark, whole)
+    # A second writer whose bronze is older than the first's: its replace ends at its own
+    # highest load.
+    for name in databases:
+        _land(spark, name, 3)
+    _logged(spark, whole, _refresh(spark, whole))
+    stale = spark.table(f"{db}.loads").localCheckpoint()
+    _logged(spark, db, _refresh(spark, db))
+    behind = refresh_silver(
+        spark,
+        spark.table(f"{db}.bronze").where("load_seq <= 2"),
+        spark.table(f"{db}.registry"),
+        stale.where("to_load_seq < 2 or event_type <> 'click'"),
+        db,
+        "s__",
+        "t3",
+    ).localCheckpoint()
+    assert [(r.event_type, r.write_mode) for r in behind.collect()] == [("click", "append")]
+    assert _silver(spark, db) == _silver(spark, whole)
 
 
 def test_a_table_the_log_does_not_know_is_replaced(spark, databases):

@@ -106,6 +106,24 @@ def write_options(app_id: str, number: int, receipt: str | None = None) -> dict[
     return {"txnAppId": app_id, "txnVersion": str(number), "userMetadata": metadata}
 
 
+# Delta's optimistic-concurrency refusals of a write that a concurrent commit conflicted with.
+WRITE_CONFLICT_MARKERS = (
+    "DELTA_CONCURRENT_APPEND",
+    "DELTA_CONCURRENT_DELETE_READ",
+    "DELTA_CONCURRENT_DELETE_DELETE",
+    "DELTA_METADATA_CHANGED",
+    "DELTA_CONCURRENT_TRANSACTION",
+    "DELTA_PROTOCOL_CHANGED",
+)
+
+
+def is_write_conflict(error: BaseException) -> bool:
+    """Whether ``error`` is Delta refusing a write that a concurrent commit conflicted with
+    (the refused write committed nothing)."""
+    text = str(error)
+    return any(marker in text for marker in WRITE_CONFLICT_MARKERS)
+
+
 def is_overlap(error: BaseException) -> bool:
     """Whether ``error`` is Delta refusing a load that another load of its identity beat."""
     text = str(error)

@@ -73,8 +73,8 @@ def silver_loads(
     """Writes the feed's silver tables; returns the log rows of what it wrote."""
     feed_settings = settings(meta)
     prefix = str(feed_settings["silver_table_prefix"])
-    # While event groups run, their queries write silver (two writers of a type would
-    # duplicate its rows): refused before anything is written.
+    # While event groups run, their queries write silver (a build beside them would conflict
+    # with them table by table): refused before anything is written.
     tables = FeedTables(dbt.this.schema, str(feed_settings["feed"]), prefix)
     refuse_ungrouped(session, tables.event_groups, str(dbt.this))
     if dbt.is_incremental:  # a log kept by an older release: its marker rows go first
@@ -88,5 +88,4 @@ def silver_loads(
         dbt.this.schema,
         prefix,
         process_id(session),
-        log_table=str(dbt.this),
     )

@@ -13,31 +13,25 @@ parses their payloads with the latest superset (``from_json``), flattens nested 
 
 The log is the truth of what each table holds: the write mode is decided from the superset
 version of the type's last logged load (not from the table as found), and a table is taken to
-hold its loads up to the last logged one. A refresh that failed after writing some tables (its
-log rows are written when it completes) leaves rows above that load, or a table the log does not
-know: the next refresh deletes those rows before its append or replaces that table, so it
-repeats without duplicates and logs exactly the rows an uninterrupted refresh would have.
-
-Knowing whether a refresh failed costs nothing per table: before its first write a refresh names
-itself in the log table's property ``spark_cdc.silver_refresh`` (its process id and the
-``loaded_at`` of its log rows). The next refresh looks for that refresh's log rows: found, it
-completed and no table can hold rows above its log; missing (or no property: a log from an older
-release, or a caller that names no log table), the tables it appends to are checked for such
-rows in one query (data skipping answers it from file statistics, but each table's file list
-is read, about half a second a table). Without a log (first run, ``--full-refresh``)
+hold its loads up to the last logged one. An append replaces the rows of exactly the loads it
+writes (``_load_seq`` above the last logged load, up to the highest it writes: Delta's
+overwrite by a predicate, ``replaceWhere``), never a blind append. So a refresh that failed
+after writing some tables (its log rows are written when it completes) is repeated without
+duplicates; a second writer of a table (the stream beside a build, a build after an empty or
+skipped bronze load) that read the log before the first logged its loads replaces the rows of
+the loads it writes instead of adding them again, and leaves the first one's later loads alone;
+and two such writes at once conflict (Delta's ``ConcurrentAppendException`` ends one, which
+writes nothing to that table). Without a log (first run, ``--full-refresh``)
 existing tables are rebuilt. A payload that does not fit the superset would be a broken invariant
 (its variation is part of it): the write fails with the payload instead of storing nulls.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -189,20 +183,14 @@ def checkpoint_interval(table: str) -> int:
 
 
 def _write(
-    spark: SparkSession,
-    plan: SilverPlan,
-    events: DataFrame,
-    mode: str,
-    replace: bool,
-    leftover: bool = False,
+    spark: SparkSession, plan: SilverPlan, events: DataFrame, mode: str, replace: bool, last: int
 ) -> DataFrame:
-    """Write one event type's rows (an append first deletes the ``leftover`` rows of a refresh
-    that failed before its log rows); returns what was written."""
+    """Write one event type's rows (an append replaces the rows of its loads, those above
+    ``plan.done_through`` up to ``last``); returns what was written."""
     rows = parse_events(events, plan.superset)
     if mode == "append":
-        if leftover:
-            spark.sql(f"delete from {plan.table} where _load_seq > {plan.done_through}")
-        rows.writeTo(plan.table).option("mergeSchema", "true").append()
+        loads = (F.col("_load_seq") > F.lit(plan.done_through)) & (F.col("_load_seq") <= last)
+        rows.writeTo(plan.table).option("mergeSchema", "true").overwrite(loads)
         return rows
     writer = rows.writeTo(plan.table).using("delta")
     writer = writer.tableProperty("delta.columnMapping.mode", "name")
@@ -216,53 +204,6 @@ def _reads_whole(plan: SilverPlan, mode: str) -> bool:
     """Whether a type's table is written from all of its events (not only the pending ones): a
     rebuild, or a table created again after loads of the type were written."""
     return mode == "rebuild" or (mode == "create" and plan.done_through > 0)
-
-
-def tables_with_leftover_rows(spark: SparkSession, plans: list[SilverPlan]) -> set[str]:
-    """The tables holding rows above their last logged load (``done_through``), in one query:
-    data skipping leaves out every file whose ``_load_seq`` statistics are at or below it, so
-    after refreshes that completed no file is read."""
-    if not plans:
-        return set()
-    checks = [
-        spark.table(plan.table)
-        .where(F.col("_load_seq") > plan.done_through)
-        .select(F.lit(plan.table).alias("silver_table"))
-        for plan in plans
-    ]
-    union = functools.reduce(DataFrame.unionAll, checks)
-    return {row.silver_table for row in union.distinct().collect()}
-
-
-REFRESH_MARKER = "spark_cdc.silver_refresh"
-
-
-def _marker_of(spark: SparkSession, log_table: str) -> dict | None:
-    """The refresh the log table's property names (None: no property)."""
-    properties = spark.sql(f"show tblproperties {log_table}").collect()
-    value = {row.key: row.value for row in properties}.get(REFRESH_MARKER)
-    return json.loads(value) if value else None
-
-
-def last_refresh_completed(spark: SparkSession, log_table: str, log: DataFrame) -> bool:
-    """Whether the refresh named in the log table's property wrote its log rows."""
-    marker = _marker_of(spark, log_table)
-    if marker is None:
-        return False
-    loaded_at = datetime.fromisoformat(marker["loaded_at"])
-    own = F.col("process_id").eqNullSafe(F.lit(marker["process_id"])) & (
-        F.col("loaded_at") == F.lit(loaded_at)
-    )
-    return not log.where(own).isEmpty()
-
-
-def mark_refresh(
-    spark: SparkSession, log_table: str, process_id: str | None, loaded_at: datetime
-) -> None:
-    """Name this refresh in the log table's property (before its first write)."""
-    value = json.dumps({"process_id": process_id, "loaded_at": loaded_at.isoformat()})
-    escaped = value.replace("\\", "\\\\").replace("'", "\\'")
-    spark.sql(f"alter table {log_table} set tblproperties ('{REFRESH_MARKER}' = '{escaped}')")
 
 
 def drop_started_rows(spark: SparkSession, log_table: str) -> int:
@@ -298,14 +239,11 @@ def refresh_silver(
     prefix: str,
     process_id: str | None,
     writers: int = 4,
-    log_table: str | None = None,
 ) -> DataFrame:
     """Bring every event type's silver table up to the registry; returns this run's log rows.
 
-    ``log`` is the log so far (None: first run or full refresh), ``log_table`` the table it
-    reads (the refresh names itself there; without it, a failed refresh is looked for in every
-    table appended to). ``writers`` event types are written at a time (their tables are
-    independent)."""
+    ``log`` is the log so far (None: first run or full refresh). ``writers`` event types are
+    written at a time (their tables are independent)."""
     through = registered_through(registry)
     accepted = registry.where(F.col("status") == ACCEPTED)
     latest = {
@@ -337,109 +275,105 @@ def refresh_silver(
         "batch_id",
         "payload",
     ]
-    # Sorted by event type inside each partition, so that each cached batch holds one or a few
-    # types and the per-type filters below skip the others by the cache's batch statistics.
-    pending = keep(
-        events.where(F.col("load_seq") > F.lit(done_through_all))
-        .join(F.broadcast(done_frame), "event_type", "left")
-        .where(F.col("load_seq") > F.coalesce(F.col("done"), F.lit(0)))
-        .select(*needed)
-        .sortWithinPartitions("event_type"),
-        "schema_drift.pending",
-    )
-    counts = pending.groupBy("event_type").agg(
-        F.min("load_seq").alias("first"),
-        F.max("load_seq").alias("last"),
-        F.count(F.lit(1)).alias("events"),
-    )
-    now = spark.sql("select localtimestamp() as now").first().now
-    tables = {row.tableName for row in spark.sql(f"show tables in {database}").collect()}
-    todo = sorted(counts.collect(), key=lambda r: r.event_type)
-    names = {row.event_type: f"{prefix}{table_suffix(row.event_type)}" for row in todo}
-    logged = {} if log is None else _logged_supersets(log, accepted)
-
-    def plan_of(row) -> tuple[SilverPlan, StructType | None, str, bool]:
-        """The type's plan, its data columns before, its write mode and whether it exists."""
-        version, superset_json = latest[row.event_type]
-        plan = SilverPlan(
-            row.event_type,
-            f"{database}.{names[row.event_type]}",
-            version,
-            schema_from_json(superset_json),
-            done.get(row.event_type, 0),
-        )
-        exists = names[row.event_type].lower() in tables
-        if log is None:  # first run or full refresh: the table as found, rebuilt
-            before = _data_columns(spark.table(plan.table).schema) if exists else None
-            mode = "rebuild" if exists else "create"
-        elif row.event_type in logged and exists:
-            before = _as_struct(_flat_columns(logged[row.event_type]))
-            mode = _write_mode(before, _flat_columns(plan.superset))
-        else:  # a table the log does not know (left by a failed refresh) is replaced
-            before, mode = None, "create"
-        return plan, before, mode, exists
-
-    plans = {row.event_type: plan_of(row) for row in todo}
-    appends = [plan for plan, _, mode, _ in plans.values() if mode == "append"]
-    known_clean = bool(appends) and log_table is not None and log is not None
-    known_clean = known_clean and last_refresh_completed(spark, log_table, log)
-    leftovers = set() if known_clean else tables_with_leftover_rows(spark, appends)
-    # Named whenever a log table exists, a full refresh too (log None): killed, it leaves the
-    # log as it was, with rebuilt tables above its loads, which the next refresh must check.
-    if todo and log_table and (log is not None or spark.catalog.tableExists(log_table)):
-        mark_refresh(spark, log_table, process_id, now)
-
-    # The types written from all of their events are read from bronze in one pass (each type
-    # filtering bronze on its own would read all of it once per type: a widening that reaches
-    # many types, or a full refresh, would read it as many times).
-    whole_types = sorted(
-        event_type for event_type, (plan, _, mode, _) in plans.items() if _reads_whole(plan, mode)
-    )
-    wholes, whole_counts = None, {}
-    if whole_types:
-        wholes = keep(
-            events.where(F.col("event_type").isin(whole_types))
+    try:
+        # Sorted by event type inside each partition, so that each cached batch holds one or a few
+        # types and the per-type filters below skip the others by the cache's batch statistics.
+        pending = keep(
+            events.where(F.col("load_seq") > F.lit(done_through_all))
+            .join(F.broadcast(done_frame), "event_type", "left")
+            .where(F.col("load_seq") > F.coalesce(F.col("done"), F.lit(0)))
             .select(*needed)
             .sortWithinPartitions("event_type"),
-            "schema_drift.whole",
+            "schema_drift.pending",
         )
-        # What each such table will hold (its write parses every one of these rows into one
-        # row): counted once over the cached rows, not by reading each new table back.
-        whole_counts = {
-            row.event_type: (row.first, row.events)
-            for row in wholes.groupBy("event_type")
-            .agg(F.min("load_seq").alias("first"), F.count(F.lit(1)).alias("events"))
-            .collect()
-        }
-
-    def refresh_one(row) -> tuple:
-        plan, before, mode, exists = plans[row.event_type]
-        columns = _flat_columns(plan.superset)
-        source = wholes if _reads_whole(plan, mode) else pending
-        rows = source.where(F.col("event_type") == row.event_type)
-        written = _write(spark, plan, rows, mode, exists, plan.table in leftovers)
-        first, events_written = row.first, row.events
-        if _reads_whole(plan, mode):
-            first, events_written = whole_counts[row.event_type]
-        known = set() if before is None else set(before.names)
-        return (
-            row.event_type,
-            plan.table,
-            plan.schema_version,
-            mode,
-            first,
-            row.last,
-            events_written,
-            len(columns),
-            sorted(set(written.columns) - known - set(METADATA_COLUMNS)),
-            now,
-            process_id,
+        counts = pending.groupBy("event_type").agg(
+            F.min("load_seq").alias("first"),
+            F.max("load_seq").alias("last"),
+            F.count(F.lit(1)).alias("events"),
         )
+        now = spark.sql("select localtimestamp() as now").first().now
+        tables = {row.tableName for row in spark.sql(f"show tables in {database}").collect()}
+        todo = sorted(counts.collect(), key=lambda r: r.event_type)
+        names = {row.event_type: f"{prefix}{table_suffix(row.event_type)}" for row in todo}
+        logged = {} if log is None else _logged_supersets(log, accepted)
 
-    # Each event type's table is written by its own small jobs and Delta commit, mostly driver
-    # work: a few at a time keep both cores busy.
-    with ThreadPoolExecutor(max_workers=writers) as pool:
-        out = list(pool.map(refresh_one, todo))
-    release("schema_drift.pending")
-    release("schema_drift.whole")
+        def plan_of(row) -> tuple[SilverPlan, StructType | None, str, bool]:
+            """The type's plan, its data columns before, its write mode and whether it exists."""
+            version, superset_json = latest[row.event_type]
+            plan = SilverPlan(
+                row.event_type,
+                f"{database}.{names[row.event_type]}",
+                version,
+                schema_from_json(superset_json),
+                done.get(row.event_type, 0),
+            )
+            exists = names[row.event_type].lower() in tables
+            if log is None:  # first run or full refresh: the table as found, rebuilt
+                before = _data_columns(spark.table(plan.table).schema) if exists else None
+                mode = "rebuild" if exists else "create"
+            elif row.event_type in logged and exists:
+                before = _as_struct(_flat_columns(logged[row.event_type]))
+                mode = _write_mode(before, _flat_columns(plan.superset))
+            else:  # a table the log does not know (left by a failed refresh) is replaced
+                before, mode = None, "create"
+            return plan, before, mode, exists
+
+        plans = {row.event_type: plan_of(row) for row in todo}
+
+        # The types written from all of their events are read from bronze in one pass (each type
+        # filtering bronze on its own would read all of it once per type: a widening that reaches
+        # many types, or a full refresh, would read it as many times).
+        whole_types = sorted(
+            event_type
+            for event_type, (plan, _, mode, _) in plans.items()
+            if _reads_whole(plan, mode)
+        )
+        wholes, whole_counts = None, {}
+        if whole_types:
+            wholes = keep(
+                events.where(F.col("event_type").isin(whole_types))
+                .select(*needed)
+                .sortWithinPartitions("event_type"),
+                "schema_drift.whole",
+            )
+            # What each such table will hold (its write parses every one of these rows into one
+            # row): counted once over the cached rows, not by reading each new table back.
+            whole_counts = {
+                row.event_type: (row.first, row.events)
+                for row in wholes.groupBy("event_type")
+                .agg(F.min("load_seq").alias("first"), F.count(F.lit(1)).alias("events"))
+                .collect()
+            }
+
+        def refresh_one(row) -> tuple:
+            plan, before, mode, exists = plans[row.event_type]
+            columns = _flat_columns(plan.superset)
+            source = wholes if _reads_whole(plan, mode) else pending
+            rows = source.where(F.col("event_type") == row.event_type)
+            written = _write(spark, plan, rows, mode, exists, row.last)
+            first, events_written = row.first, row.events
+            if _reads_whole(plan, mode):
+                first, events_written = whole_counts[row.event_type]
+            known = set() if before is None else set(before.names)
+            return (
+                row.event_type,
+                plan.table,
+                plan.schema_version,
+                mode,
+                first,
+                row.last,
+                events_written,
+                len(columns),
+                sorted(set(written.columns) - known - set(METADATA_COLUMNS)),
+                now,
+                process_id,
+            )
+
+        # Each event type's table is written by its own small jobs and Delta commit, mostly driver
+        # work: a few at a time keep both cores busy.
+        with ThreadPoolExecutor(max_workers=writers) as pool:
+            out = list(pool.map(refresh_one, todo))
+    finally:  # a failed write (a conflict) leaves no frame cached
+        release("schema_drift.pending")
+        release("schema_drift.whole")
     return spark.createDataFrame(out, LOG_SCHEMA)

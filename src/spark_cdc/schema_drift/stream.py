@@ -46,6 +46,7 @@ from pyspark.sql.streaming import StreamingQuery
 from spark_cdc.core.idempotent_loads import (
     carries_receipt,
     is_overlap,
+    is_write_conflict,
     load_identity,
     new_receipt,
     next_load,
@@ -57,7 +58,7 @@ from spark_cdc.schema_drift.event_groups import Grouping
 from spark_cdc.schema_drift.grouping_table import record_grouping, refuse_ungrouped
 from spark_cdc.schema_drift.kafka_source import KafkaSource, kafka_lines
 from spark_cdc.schema_drift.registry import KEY, registered_through, registry_increment
-from spark_cdc.schema_drift.silver import METADATA_COLUMNS, mark_refresh, refresh_silver
+from spark_cdc.schema_drift.silver import METADATA_COLUMNS, refresh_silver
 from spark_cdc.schema_drift.stream_monitor import ProgressRecorder, batch_latencies
 
 # A stream's process id (the load_id of the bronze rows it takes in): this prefix, then a new
@@ -137,6 +138,7 @@ def landing_lines(spark: SparkSession, root: str, max_files_per_trigger: int | N
 
 
 _BRONZE_ATTEMPTS = 3
+_SILVER_ATTEMPTS = 3
 
 
 class BronzeLoadSkippedError(RuntimeError):
@@ -289,24 +291,21 @@ def _refresh_silver(
     process_id: str,
 ) -> None:
     """Silver of the event types in ``registry`` brought up to it, its log rows appended once
-    per batch (the log of ``tables``: the feed's, or its group's)."""
-    log_before = _table_or_none(spark, tables.silver_loads)
-    log = refresh_silver(
-        spark,
-        bronze,
-        registry,
-        log_before,
-        tables.schema,
-        tables.silver_prefix,
-        process_id,
-        log_table=tables.silver_loads,
-    )
-    _append(log, tables.silver_loads, f"{app_id}/silver_loads", batch_id)
-    first_load = log.select("loaded_at").first() if log_before is None else None
-    if first_load is not None:
-        # The log was just created by a refresh that completed: named, the next refresh needs
-        # to check no table (killed before this, it checks them once).
-        mark_refresh(spark, tables.silver_loads, process_id, first_load.loaded_at)
+    per batch (the log of ``tables``: the feed's, or its group's). A write that another writer
+    of the same table (a ``dbt build``) made conflict wrote nothing to it: the refresh is taken
+    again from the log as it is then."""
+    for attempt in range(1, _SILVER_ATTEMPTS + 1):
+        log_before = _table_or_none(spark, tables.silver_loads)
+        try:
+            log = refresh_silver(
+                spark, bronze, registry, log_before, tables.schema, tables.silver_prefix, process_id
+            )
+        except Exception as error:
+            if not is_write_conflict(error) or attempt == _SILVER_ATTEMPTS:
+                raise
+            continue
+        _append(log, tables.silver_loads, f"{app_id}/silver_loads", batch_id)
+        return
 
 
 # How long a group's micro-batch waits for the registry to take in the bronze loads it holds
