@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -163,19 +163,41 @@ def kafka_broker_jars() -> Path:
 def kafka_broker(folder: Path) -> Iterator[str]:
     """A single-node Kafka broker in KRaft mode (broker and controller in one process) on
     loopback, its data in ``folder``; yields its bootstrap address."""
+    with _kafka_broker(folder, {}) as (address, _):
+        yield address
+
+
+@contextmanager
+def kafka_broker_with_sasl(folder: Path, users: Mapping[str, str]) -> Iterator[tuple[str, str]]:
+    """A Kafka broker as :func:`kafka_broker` with a second listener that authenticates its
+    clients (SASL_PLAINTEXT, mechanism PLAIN, ``users``: name -> password); yields the
+    addresses of the open listener and of the authenticating one."""
+    with _kafka_broker(folder, users) as addresses:
+        yield addresses
+
+
+@contextmanager
+def _kafka_broker(folder: Path, sasl_users: Mapping[str, str]) -> Iterator[tuple[str, str]]:
     import base64
     import uuid
 
     jars = kafka_broker_jars()
-    port, controller = free_port(), free_port()
+    port, controller, sasl = free_port(), free_port(), free_port()
+    listeners = f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}"
+    advertised = f"PLAINTEXT://127.0.0.1:{port}"
+    protocols = "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+    if sasl_users:
+        listeners += f",SASL_PLAINTEXT://127.0.0.1:{sasl}"
+        advertised += f",SASL_PLAINTEXT://127.0.0.1:{sasl}"
+        protocols += ",SASL_PLAINTEXT:SASL_PLAINTEXT"
     settings = {
         "process.roles": "broker,controller",
         "node.id": "1",
         "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller}",
-        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
-        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "listeners": listeners,
+        "advertised.listeners": advertised,
         "controller.listener.names": "CONTROLLER",
-        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "listener.security.protocol.map": protocols,
         "inter.broker.listener.name": "PLAINTEXT",
         "log.dirs": str(folder / "data"),
         "num.partitions": "1",
@@ -184,6 +206,12 @@ def kafka_broker(folder: Path) -> Iterator[str]:
         "transaction.state.log.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
     }
+    if sasl_users:
+        accounts = " ".join(f'user_{name}="{password}"' for name, password in sasl_users.items())
+        settings["sasl.enabled.mechanisms"] = "PLAIN"
+        settings["listener.name.sasl_plaintext.plain.sasl.jaas.config"] = (
+            f"org.apache.kafka.common.security.plain.PlainLoginModule required {accounts};"
+        )
     properties = folder / "server.properties"
     properties.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
     java = ["java", "-Xmx512m", "-cp", f"{jars}/*"]
@@ -212,6 +240,8 @@ def kafka_broker(folder: Path) -> Iterator[str]:
     )
     try:
         wait_for_port(port)
-        yield f"127.0.0.1:{port}"
+        if sasl_users:
+            wait_for_port(sasl)
+        yield f"127.0.0.1:{port}", f"127.0.0.1:{sasl}"
     finally:
         stop(broker)

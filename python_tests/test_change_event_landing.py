@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 from pyspark.sql import functions as F
-from servers import kafka_broker
+from servers import kafka_broker, kafka_broker_with_sasl
 from support import BIN, command_env, run_command
 
 from spark_cdc.change_events.kafka_landing import land_micro_batch
@@ -246,6 +246,58 @@ def test_a_kafka_topic_lands_as_its_batch_files_would(spark, broker, tmp_path, c
     assert sorted(_batch_counts(spark, by_kafka)) == list(range(len(files)))
     identities = sorted(row[0] for row in spark.table(by_kafka).select("_source_file").collect())
     assert identities == [f"kafka://{topic}/0/{offset:019d}" for offset in range(produced)]
+
+
+def test_a_kafka_landing_authenticates_with_credentials_from_a_file_and_the_environment(
+    spark, tmp_path, tmp_path_factory, capsys, monkeypatch
+):
+    """A broker whose listener authenticates (SASL PLAIN): the landing's credentials come
+    from a settings file whose password is ${env:...}; the records land, and the password is
+    in no output, no landed row and no plan Spark shows. Without the variable the landing is
+    refused at once, naming it."""
+    password = "pw-" + tmp_path.name[-12:]
+    users = {"lander": password}
+    write_stream(StreamSpec(initial_rows=0, events=30, batches=1), tmp_path, False)
+    (path,) = sorted((tmp_path / "batches").glob("batch-*.jsonl"))
+    table, topic = "landing_test.kafka_authenticated", "authenticated_feed"
+    spark.sql(f"drop table if exists {table}")
+    settings = tmp_path / "consumer.properties"
+    settings.write_text(
+        "security.protocol=SASL_PLAINTEXT\n"
+        "sasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n"
+        '    username="lander" password="${env:LANDING_KAFKA_PASSWORD}";\n',
+        encoding="utf-8",
+    )
+    with kafka_broker_with_sasl(tmp_path_factory.mktemp("kafka_sasl"), users) as (open_, sasl):
+        produced = _produce(spark, open_, topic, path)
+        command = ["land-change-events", "--table", table, "--kafka-bootstrap-servers", sasl]
+        command += ["--kafka-topics", topic, "--checkpoint", str(tmp_path / "checkpoint")]
+        command += ["--kafka-settings-file", str(settings)]
+        monkeypatch.delenv("LANDING_KAFKA_PASSWORD", raising=False)
+        capsys.readouterr()
+        assert main(command) == 2
+        refused = capsys.readouterr()
+        assert "${env:LANDING_KAFKA_PASSWORD} names an environment variable" in refused.err
+        assert not spark.catalog.tableExists(table)
+
+        monkeypatch.setenv("LANDING_KAFKA_PASSWORD", password)
+        assert main(command) == 0
+        landed = capsys.readouterr()
+        reader = (
+            spark.readStream.format("kafka")
+            .option("kafka.bootstrap.servers", sasl)
+            .option("subscribe", topic)
+            .option("kafka.sasl.jaas.config", f'x password="{password}";')
+            .load()
+        )
+        plan = reader._jdf.queryExecution().toString()
+    assert spark.table(table).count() == produced
+    assert sorted(_batch_counts(spark, table)) == [0]
+    rows = "\n".join(str(tuple(row)) for row in spark.table(table).collect())
+    assert "kafka.sasl.jaas.config" in plan and "*********(redacted)" in plan
+    for text in (landed.out, landed.err, refused.out, refused.err, rows, plan):
+        assert password not in text
 
 
 def _topic_records(spark, broker: str, topic: str):

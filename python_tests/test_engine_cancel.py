@@ -104,3 +104,68 @@ def test_ctrl_c_on_a_dbt_command_stops_its_merge_on_the_engine(tmp_path):
         assert "MERGE" not in history
     finally:
         engine.stop(home)
+
+
+# A Python model whose second run works on the client for a while (as a model's own Python
+# code does between its Spark operations) and then writes: Ctrl-C in between must stop it too.
+SLOW_PYTHON = """
+import time
+
+
+def model(dbt, session):
+    dbt.config(materialized="incremental", unique_key="id", incremental_strategy="merge")
+    if dbt.is_incremental:
+        time.sleep(40)
+        return session.range(0, 3).selectExpr("id", "'merged' as v")
+    return session.range(0, 3).selectExpr("id", "'first' as v")
+"""
+
+READ_PYTHON_BACK = READ_BACK.replace("slow_merge", "slow_python")
+
+
+def test_ctrl_c_on_a_python_model_stops_it_before_it_writes(tmp_path):
+    """Ctrl-C while a Python model's code runs on the client: the model writes nothing (its
+    connection's Spark Connect session is closed, so its next operation fails)."""
+    home = tmp_path / "home"
+    project = _project(tmp_path / "probe")
+    (project / "models" / "slow_merge.sql").unlink()
+    (project / "models" / "slow_python.py").write_text(SLOW_PYTHON)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPARK_CDC_")}
+    env.update(
+        SPARK_CDC_HOME=str(home),
+        SPARK_CDC_TARGET="engine",
+        DBT_PROFILES_DIR=str(PROJECT_DIR / "profiles"),
+        PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
+    )
+    command = ["dbt", "run", "--project-dir", str(project)]
+    state = engine.start(home)
+    try:
+        first = subprocess.run(
+            command, cwd=project, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert first.returncode == 0, first.stdout[-3000:]
+        running = subprocess.Popen(
+            command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True,
+        )  # fmt: skip
+        seen = []
+        for line in running.stdout:
+            seen.append(line)
+            if "START python incremental model" in line:
+                break
+        time.sleep(8)  # inside the model's code
+        running.send_signal(signal.SIGINT)
+        rest = running.communicate(timeout=180)[0]
+        output = "".join(seen) + rest
+        assert running.returncode != 0, output
+        assert "OK created python incremental model" not in output, output
+        time.sleep(40)  # past the model's sleep: a model left running would have written by now
+        read = subprocess.run(
+            [sys.executable, "-c", READ_PYTHON_BACK, engine.Engine(home).url(state["port"])],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        rows, history = read.stdout.strip().splitlines()
+        assert rows == "[(0, 'first'), (1, 'first'), (2, 'first')]", read.stderr[-2000:]
+        assert "MERGE" not in history
+    finally:
+        engine.stop(home)

@@ -3,6 +3,8 @@ brokers and its topics, and its consumer settings read NAME=VALUE."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from spark_cdc.cli.main import build_parser
@@ -104,3 +106,67 @@ def test_status_shows_the_feed_s_query_and_every_group(tmp_path, capsys):
         "events: running; batch_id 4",
         "events group orders: running; batch_id 7",
     ]
+
+
+KAFKA = ["--kafka-bootstrap-servers", "b:9092", "--kafka-topics", "t"]
+JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required"
+
+
+def test_consumer_settings_from_a_file_with_placeholders(tmp_path, monkeypatch):
+    """A Kafka client properties file (comments, a continued line, `:` as separator), its
+    `${env:...}` and `${file:PATH:KEY}` replaced; --kafka-setting overrides a file's setting."""
+    secrets = tmp_path / "secrets.properties"
+    secrets.write_text("kafka.password = s3cr=t\n", encoding="utf-8")
+    settings = tmp_path / "consumer.properties"
+    settings.write_text(
+        "# the consumer's credentials\n"
+        "! another comment\n"
+        "security.protocol=SASL_PLAINTEXT\n"
+        "sasl.mechanism: PLAIN\n"
+        f"sasl.jaas.config={JAAS} \\\n"
+        '    username="${env:KAFKA_USER}" password="${file:' + str(secrets) + ':kafka.password}";\n'
+        "client.id=from-file\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("KAFKA_USER", "alice")
+    source = _source(
+        *KAFKA, "--kafka-settings-file", str(settings), "--kafka-setting", "client.id=cli"
+    )
+    assert source.consumer_settings == {
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "PLAIN",
+        "sasl.jaas.config": f'{JAAS} username="alice" password="s3cr=t";',
+        "client.id": "cli",
+    }
+    assert "s3cr=t" not in repr(source)
+
+
+def test_placeholders_are_left_to_kafka_when_the_settings_declare_its_config_providers(tmp_path):
+    settings = tmp_path / "consumer.properties"
+    settings.write_text(
+        "config.providers=env\n"
+        "config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider\n"
+        'sasl.jaas.config=x password="${env:ONLY_ON_THE_EXECUTORS}";\n',
+        encoding="utf-8",
+    )
+    source = _source(*KAFKA, "--kafka-settings-file", str(settings))
+    assert (
+        source.consumer_settings["sasl.jaas.config"] == 'x password="${env:ONLY_ON_THE_EXECUTORS}";'
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("a=${env:SPARK_CDC_TEST_UNSET}\n", "a: ${env:SPARK_CDC_TEST_UNSET} names an environment"),
+        ("a=${file:/nonexistent/x.properties:k}\n", "cannot read the Kafka settings file"),
+        ("a=${file:nokey}\n", "reads ${file:PATH:KEY}"),
+        ("just-a-word\n", "line 1: a setting reads NAME=VALUE"),
+        ("a=b \\\n", "ends with a continuation"),
+    ],
+)
+def test_a_settings_file_that_cannot_be_read_is_refused_naming_no_value(tmp_path, text, words):
+    settings = tmp_path / "consumer.properties"
+    settings.write_text(text, encoding="utf-8")
+    with pytest.raises(SettingsError, match=re.escape(words)):
+        _source(*KAFKA, "--kafka-settings-file", str(settings))

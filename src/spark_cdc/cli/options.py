@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from spark_cdc.core.kafka_records import KafkaSource
+from spark_cdc.core.kafka_settings import KafkaSettingsError, read_properties, resolve_placeholders
 from spark_cdc.dbt_models.settings import SettingsError
 
 
@@ -52,7 +54,15 @@ def add_kafka_options(parser: argparse.ArgumentParser, instead_of: str) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a Kafka consumer setting (repeat), e.g. security.protocol=SASL_SSL",
+        help="a Kafka consumer setting (repeat), e.g. security.protocol=SASL_SSL; "
+        "credentials go in --kafka-settings-file or ${env:NAME}",
+    )
+    kafka.add_argument(
+        "--kafka-settings-file",
+        metavar="PATH",
+        default=None,
+        help="Kafka consumer settings, NAME=VALUE a line (a Kafka client properties file); "
+        "--kafka-setting overrides it; a value may read ${env:NAME} or ${file:PATH:KEY}",
     )
     kafka.add_argument(
         "--max-offsets-per-trigger", type=int, default=None, help="records per micro-batch (all)"
@@ -62,19 +72,28 @@ def add_kafka_options(parser: argparse.ArgumentParser, instead_of: str) -> None:
 def kafka_source(args: argparse.Namespace) -> KafkaSource | None:
     """The Kafka source the options name (none without them); a half-given one is refused."""
     if not args.kafka_bootstrap_servers and not args.kafka_topics:
-        if args.kafka_setting or args.max_offsets_per_trigger:
-            raise SettingsError("--kafka-setting and --max-offsets-per-trigger need a Kafka source")
+        if args.kafka_setting or args.kafka_settings_file or args.max_offsets_per_trigger:
+            raise SettingsError(
+                "--kafka-setting, --kafka-settings-file and --max-offsets-per-trigger need a "
+                "Kafka source"
+            )
         return None
     if not args.kafka_bootstrap_servers or not args.kafka_topics:
         raise SettingsError(
             "a Kafka source needs both --kafka-bootstrap-servers and --kafka-topics"
         )
-    settings = {}
-    for given in args.kafka_setting:
-        name, equals, value = given.partition("=")
-        if not equals or not name.strip():
-            raise SettingsError(f"--kafka-setting must read NAME=VALUE, not {given!r}")
-        settings[name.strip()] = value
+    try:
+        settings = (
+            read_properties(Path(args.kafka_settings_file)) if args.kafka_settings_file else {}
+        )
+        for given in args.kafka_setting:
+            name, equals, value = given.partition("=")
+            if not equals or not name.strip():
+                raise SettingsError(f"--kafka-setting must read NAME=VALUE, not {name.strip()!r}")
+            settings[name.strip()] = value
+        settings = resolve_placeholders(settings)
+    except KafkaSettingsError as error:
+        raise SettingsError(str(error)) from None
     return KafkaSource(
         args.kafka_bootstrap_servers,
         args.kafka_topics,

@@ -25,7 +25,8 @@ class KafkaSource:
 
     bootstrap_servers: str
     topics: str
-    consumer_settings: Mapping[str, str] = field(default_factory=dict)
+    # Credentials among them: never shown (repr) or logged.
+    consumer_settings: Mapping[str, str] = field(default_factory=dict, repr=False)
     max_offsets_per_trigger: int | None = None
 
 

@@ -95,6 +95,10 @@ def session_settings(home: Path, master: str = DEFAULT_MASTER) -> dict[str, str]
         # A larger cache lets repeated plans skip the compiler (a steady 240,000-event batch
         # over 50 types: 31-32 s -> 25-28 s).
         "spark.sql.codegen.cache.maxEntries": "2000",
+        # Option values shown in plans, the UI and the event log are redacted when their name
+        # matches (Spark's default: url): a Kafka source's credentials (kafka.sasl.jaas.config,
+        # kafka.ssl.*.password) too.
+        "spark.sql.redaction.options.regex": "(?i)url|jaas|password|secret|token|credential",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",

@@ -155,6 +155,11 @@ class BoundSessionConnectionWrapper(SessionConnectionWrapper):
             logger.debug(f"cancel: {error}")
             return
         logger.debug(f"cancel: interrupted {len(interrupted)} operation(s)")
+        if not hasattr(self.session, "_jsparkSession"):
+            # A Python model's code may be between two operations (nothing to interrupt): the
+            # Spark Connect session is closed, so its next operation fails instead of writing.
+            with contextlib.suppress(Exception):
+                self.session.stop()
 
     def close(self) -> None:
         from spark_cdc.core.cache_slots import release_scope
