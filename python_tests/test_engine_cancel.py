@@ -59,9 +59,7 @@ def _server_cpu(pid: int, seconds: float = 4.0) -> float:
     return psutil.Process(pid).cpu_percent(interval=seconds)
 
 
-def test_ctrl_c_on_a_dbt_command_stops_its_merge_on_the_engine(tmp_path):
-    home = tmp_path / "home"
-    project = _project(tmp_path / "probe")
+def _engine_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPARK_CDC_")}
     env.update(
         SPARK_CDC_HOME=str(home),
@@ -69,22 +67,36 @@ def test_ctrl_c_on_a_dbt_command_stops_its_merge_on_the_engine(tmp_path):
         DBT_PROFILES_DIR=str(PROJECT_DIR / "profiles"),
         PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
     )
+    return env
+
+
+def _second_run_started(project: Path, env: dict[str, str], kind: str):
+    """`dbt run` of ``project`` once to the end, then again until its model starts (``kind``:
+    sql or python); returns the second run's process and the lines it printed so far."""
     command = ["dbt", "run", "--project-dir", str(project)]
+    first = subprocess.run(
+        command, cwd=project, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert first.returncode == 0, first.stdout[-3000:]
+    running = subprocess.Popen(
+        command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    seen = []
+    for line in running.stdout:
+        seen.append(line)
+        if f"START {kind} incremental model" in line:
+            break
+    return running, seen
+
+
+def test_ctrl_c_on_a_dbt_command_stops_its_merge_on_the_engine(tmp_path):
+    home = tmp_path / "home"
+    project = _project(tmp_path / "probe")
+    env = _engine_env(home)
     state = engine.start(home)
     try:
-        first = subprocess.run(
-            command, cwd=project, env=env, capture_output=True, text=True, timeout=600
-        )
-        assert first.returncode == 0, first.stdout[-3000:]
-        running = subprocess.Popen(
-            command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True,
-        )  # fmt: skip
-        seen = []
-        for line in running.stdout:
-            seen.append(line)
-            if "START sql incremental model" in line:
-                break
+        running, seen = _second_run_started(project, env, "sql")
         deadline = time.monotonic() + 120
         while _server_cpu(state["server_pid"], 2) < 100:  # the MERGE is running
             assert time.monotonic() < deadline, "".join(seen)
@@ -130,29 +142,10 @@ def test_ctrl_c_on_a_python_model_stops_it_before_it_writes(tmp_path):
     project = _project(tmp_path / "probe")
     (project / "models" / "slow_merge.sql").unlink()
     (project / "models" / "slow_python.py").write_text(SLOW_PYTHON)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SPARK_CDC_")}
-    env.update(
-        SPARK_CDC_HOME=str(home),
-        SPARK_CDC_TARGET="engine",
-        DBT_PROFILES_DIR=str(PROJECT_DIR / "profiles"),
-        PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
-    )
-    command = ["dbt", "run", "--project-dir", str(project)]
+    env = _engine_env(home)
     state = engine.start(home)
     try:
-        first = subprocess.run(
-            command, cwd=project, env=env, capture_output=True, text=True, timeout=600
-        )
-        assert first.returncode == 0, first.stdout[-3000:]
-        running = subprocess.Popen(
-            command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True,
-        )  # fmt: skip
-        seen = []
-        for line in running.stdout:
-            seen.append(line)
-            if "START python incremental model" in line:
-                break
+        running, seen = _second_run_started(project, env, "python")
         time.sleep(8)  # inside the model's code
         running.send_signal(signal.SIGINT)
         rest = running.communicate(timeout=180)[0]
