@@ -312,6 +312,53 @@ def test_the_stream_process_killed_mid_batch_then_run_again_gives_the_same_table
     }
 
 
+def test_ctrl_c_stops_the_stream_between_micro_batches_with_one_line(
+    spark, streamed, batches, tmp_path
+):
+    """Ctrl-C (SIGINT to the command's process group, as a terminal sends it) while the
+    stream works: it says it stops, ends the micro-batch in progress and exits 0 without a
+    traceback; run again, it takes in the rest and leaves the uninterrupted run's tables."""
+    home = tmp_path / "home"
+    _land_all(batches, home / "landing" / "schema_drift" / "events")
+    project = copy_project(tmp_path / "spark_cdc")
+    env = command_env(home, SPARK_CDC_TARGET="local", SPARK_CDC_SCHEMA=SCHEMA)
+    command = [str(BIN / "spark-cdc"), "stream", "schema-drift", "events"]
+    bronze_log = home / "warehouse" / f"{SCHEMA}.db" / TABLES.bronze.split(".")[1] / "_delta_log"
+    process = subprocess.Popen(
+        [*command, "--max-files-per-trigger", "1"], cwd=project, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 600
+    # Bronze's version 0 is its empty create, 1 the first micro-batch's append: the second
+    # micro-batch is under way.
+    while not (bronze_log / f"{1:020d}.json").exists():
+        assert process.poll() is None, process.communicate()[0][-3000:]
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)
+    output = process.communicate(timeout=300)[0]
+    after = output[output.index("events: streaming") :]
+    assert process.returncode == 0, output[-3000:]
+    assert "Traceback" not in output and "py4j" not in output.lower(), output[-5000:]
+    # What it printed after it started: the stop, the micro-batch that ended, its summary.
+    assert after.splitlines()[1:] == [
+        "events: stopping after the micro-batch in progress (Ctrl-C again: at once)",
+        "events: micro-batch 0 taken in",
+        "events: stopped by Ctrl-C: 1 micro-batches, 200 rows taken in",
+    ], after
+
+    again = run_command([*command, "--available-now"], env, cwd=project, timeout=900)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    warehouse = bronze_log.parent.parent
+    expected = streamed["with_monitoring"]
+    found = {
+        name: _rows(spark.read.format("delta").load(str(warehouse / name.split(".")[1])))
+        for name in expected
+    }
+    for name in expected:
+        assert found[name] == expected[name], name
+
+
 def test_the_stream_command_refuses_a_sql_only_target(capsys, monkeypatch):
     """On a Thrift target no Python runs: said in one line before anything starts."""
     # The target by environment (put back after the test), not --target, which the command line

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from spark_cdc.cli.dbt_invoke import run_dbt
@@ -216,20 +218,59 @@ def run_schema_drift_stream(args: argparse.Namespace) -> int:
     if run.metrics_port is not None:
         print(f"{label}: metrics on http://127.0.0.1:{run.metrics_port}/metrics", flush=True)
     try:
-        run.query.awaitTermination()
-    except KeyboardInterrupt:
-        run.query.stop()
+        stopped = _await(run, label)
     finally:
         run.finish()
         run.close_metrics()
-    if run.query.exception() is not None:
-        raise run.query.exception()
-    if args.available_now:
+    if run.failure() is not None:
+        raise run.failure()
+    if args.available_now and not stopped:
         run_dbt(monitoring)
     batches = [p for p in run.query.recentProgress if p["numInputRows"]]
     rows = sum(p["numInputRows"] for p in batches)
-    print(f"{label}: {len(batches)} micro-batches, {rows} rows taken in", flush=True)
+    ending = "stopped by Ctrl-C: " if stopped else ""
+    print(f"{label}: {ending}{len(batches)} micro-batches, {rows} rows taken in", flush=True)
     return 0
+
+
+def _await(run: StreamRun, label: str) -> bool:
+    """Wait for the query to end; Ctrl-C stops it between two micro-batches (a second Ctrl-C
+    while the batch in progress ends: at once). Whether Ctrl-C stopped it."""
+    asked: list[int] = []
+
+    def on_ctrl_c(signum: int, frame: FrameType | None) -> None:
+        asked.append(signum)
+        if len(asked) > 1:
+            raise KeyboardInterrupt
+        print(
+            f"{label}: stopping after the micro-batch in progress (Ctrl-C again: at once)",
+            flush=True,
+        )
+
+    previous = signal.signal(signal.SIGINT, on_ctrl_c)
+    try:
+        while not _ended(run, _POLL_SECONDS):
+            if asked:
+                run.stop()
+    except KeyboardInterrupt:
+        run.query.stop()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return bool(asked)
+
+
+# How often the waiting loop looks for a Ctrl-C (seconds).
+_POLL_SECONDS = 0.5
+
+
+def _ended(run: StreamRun, seconds: float) -> bool:
+    """Whether the query ended within ``seconds`` (its failure is read by the caller)."""
+    try:
+        return bool(run.query.awaitTermination(seconds))
+    except Exception:
+        if run.query.isActive:
+            raise
+        return True
 
 
 def _status_line(name: str, status_file: Path) -> str:

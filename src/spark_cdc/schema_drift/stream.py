@@ -60,6 +60,7 @@ from spark_cdc.schema_drift.kafka_source import KafkaSource, kafka_lines
 from spark_cdc.schema_drift.registry import KEY, registered_through, registry_increment
 from spark_cdc.schema_drift.silver import METADATA_COLUMNS, refresh_silver
 from spark_cdc.schema_drift.stream_monitor import ProgressRecorder, batch_latencies
+from spark_cdc.schema_drift.stream_stop import BatchGate, is_requested_stop, quiet_query_end
 
 # A stream's process id (the load_id of the bronze rows it takes in): this prefix, then a new
 # uuid per start of the query.
@@ -365,6 +366,27 @@ class StreamRun:
     tables: FeedTables
     # The Prometheus endpoint's port (``metrics_port``), None without one.
     metrics_port: int | None = None
+    # What the micro-batches pass through on a session (stop between batches, :meth:`stop`).
+    gate: BatchGate = dataclasses.field(default_factory=BatchGate)
+
+    def stop(self) -> None:
+        """Stop the query between two micro-batches: after the one in progress (its writes
+        done), before the next (refused: the next run takes it in). The query is interrupted
+        only while it waits for its next trigger (an interrupt while it writes its checkpoint
+        is harmless but logged)."""
+        self.gate.close()
+        if not is_connect(self.spark):  # the refused batch ends the query: not an error to log
+            quiet_query_end(self.spark)
+        while self.query.isActive:
+            if not self.query.status["isTriggerActive"]:
+                self.query.stop()
+                return
+            time.sleep(0.2)
+
+    def failure(self) -> BaseException | None:
+        """The query's failure, if it failed other than by :meth:`stop`."""
+        error = self.query.exception()
+        return None if self.gate.closed and is_requested_stop(error) else error
 
     def close_metrics(self) -> None:
         """Stop serving the metrics endpoint (if any)."""
@@ -580,11 +602,14 @@ def _start(
         recorder.write_each_report(spark, tables.stream_progress, after_batch)
     spark.streams.addListener(recorder)
 
+    gate = BatchGate()
+
     def local_batch(frame: DataFrame, batch_id: int) -> None:
-        recorder.flush(frame.sparkSession, tables.stream_progress)  # earlier batches' reports
-        each_batch(frame, batch_id)
-        if after_batch is not None:
-            after_batch(batch_id)
+        with gate.batch():
+            recorder.flush(frame.sparkSession, tables.stream_progress)  # earlier batches' reports
+            each_batch(frame, batch_id)
+            if after_batch is not None:
+                after_batch(batch_id)
 
     writer = (
         source.writeStream.queryName(name)
@@ -603,7 +628,7 @@ def _start(
             metrics.close()
         spark.streams.removeListener(recorder)
         raise
-    return StreamRun(spark, query, recorder, tables, served)
+    return StreamRun(spark, query, recorder, tables, served, gate)
 
 
 # What a Connect server says when the Python process of a query's foreachBatch did not connect
