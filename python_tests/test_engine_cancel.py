@@ -152,6 +152,11 @@ def test_ctrl_c_on_a_python_model_stops_it_before_it_writes(tmp_path):
         output = "".join(seen) + rest
         assert running.returncode != 0, output
         assert "OK created python incremental model" not in output, output
+        assert (
+            "cancel_probe.slow_python: cancelled (Ctrl-C): its Spark session was stopped before "
+            "it wrote" in output
+        ), output
+        assert "NO_ACTIVE_SESSION" not in output, output
         time.sleep(40)  # past the model's sleep: a model left running would have written by now
         read = subprocess.run(
             [sys.executable, "-c", READ_PYTHON_BACK, engine.Engine(home).url(state["port"])],

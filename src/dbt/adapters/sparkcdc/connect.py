@@ -18,6 +18,14 @@ from dbt.adapters.spark.session import Cursor, SessionConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
 
 logger = AdapterLogger("Spark")
+# Sessions whose connection dbt cancelled (Ctrl-C), by id: what fails on them then is the
+# cancel, not the model.
+_cancelled: set[int] = set()
+
+
+def was_cancelled(session: Any) -> bool:
+    """Whether dbt cancelled the connection of ``session`` (Ctrl-C)."""
+    return id(session) in _cancelled
 
 
 def connection_session(root: Any, server_side_parameters: Mapping[str, str]) -> Any:
@@ -149,6 +157,7 @@ class BoundSessionConnectionWrapper(SessionConnectionWrapper):
         other open connection after Ctrl-C): Spark's ``interruptAll`` of the session, which is
         this connection's own, on Spark Connect (a server keeps running a query its client
         left) and in this process alike."""
+        _cancelled.add(id(self.session))
         try:
             interrupted = self.session.interruptAll()
         except Exception as error:  # a session already stopped has nothing left to run

@@ -12,10 +12,11 @@ import threading
 from typing import Any
 
 from dbt.adapters.base import PythonJobHelper
+from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkCredentials
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.sparkcdc.connect import active_on_this_thread
+from dbt.adapters.sparkcdc.connect import active_on_this_thread, was_cancelled
 from dbt.adapters.sparkcdc.connections import PYTHON_METHODS, ensure_session
 
 PYTHON_TARGETS_HINT = (
@@ -23,6 +24,7 @@ PYTHON_TARGETS_HINT = (
     "driver) or connect (the warm engine, a Spark Connect server), or on Databricks (http)"
 )
 _bound = threading.local()
+logger = AdapterLogger("Spark")
 
 
 def bind_session(session: Any) -> None:
@@ -62,6 +64,16 @@ class SessionPythonJobHelper(PythonJobHelper):
         namespace: dict[str, Any] = {"spark": spark, "__name__": f"dbt_python_model.{name}"}
         scope = f"{name}:{get_invocation_id()}"
         _bound.left = (scope, namespace)
-        with enter_scope(scope), active_on_this_thread(spark):
-            exec(compile(compiled_code, f"<dbt python model {name}>", "exec"), namespace)
+        try:
+            with enter_scope(scope), active_on_this_thread(spark):
+                exec(compile(compiled_code, f"<dbt python model {name}>", "exec"), namespace)
+        except Exception:
+            if was_cancelled(spark):
+                # dbt prints no node's error after Ctrl-C: say it here, once.
+                message = (
+                    f"{name}: cancelled (Ctrl-C): its Spark session was stopped before it wrote"
+                )
+                logger.info(message)
+                raise DbtRuntimeError(message) from None
+            raise
         return None
