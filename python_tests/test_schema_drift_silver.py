@@ -3,6 +3,7 @@ repeated by the next one, which logs and writes exactly what an uninterrupted re
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime
 
 import pytest
@@ -15,6 +16,7 @@ from spark_cdc.schema_drift.silver import (
     drop_started_rows,
     refresh_silver,
 )
+from spark_cdc.schema_drift.stream import FeedTables, _refresh_silver
 
 RAW = "payload string, source_file string, batch_id string, file_modified_at timestamp_ntz"
 LOADS = [
@@ -70,7 +72,7 @@ def _logged(spark, db: str, rows) -> None:
     rows.write.format("delta").mode("append").saveAsTable(f"{db}.loads")
 
 
-def _log(spark, db: str) -> list[tuple]:
+def _log(spark, db: str, table: str | None = None) -> list[tuple]:
     return sorted(
         (
             r.event_type,
@@ -81,7 +83,7 @@ def _log(spark, db: str) -> list[tuple]:
             r.column_count,
             r.added_columns,
         )
-        for r in spark.table(f"{db}.loads").collect()
+        for r in spark.table(table or f"{db}.loads").collect()
     )
 
 
@@ -283,3 +285,42 @@ def test_checkpoint_intervals_spread_the_checkpoints_of_tables_appended_together
     per_commit = [sum(v % i == 0 for i in intervals) for v in range(1, 1001)]
     assert max(per_commit) < 52 / 2  # with Delta's default for all: 52 every 10th commit
     assert sum(per_commit) / len(per_commit) < 2.5  # Delta's default: 5.2 a commit
+
+
+def test_two_writers_refreshing_at_once_leave_the_tables_of_one(spark, databases):
+    """Two real writers at once (two threads, each on a session of its own, started together,
+    as the stream's micro-batch beside a build): each runs the stream's refresh, its conflicts
+    retried; silver then holds each event exactly once, as one writer leaves it, and the log
+    knows every load (a load both wrote is logged by both)."""
+    whole, db = databases
+    tables = FeedTables(db, "f", "s__")
+    for seq in (1, 2):
+        for name in databases:
+            _land(spark, name, seq)
+        _logged(spark, whole, _refresh(spark, whole))
+        bronze, registry = spark.table(f"{db}.bronze"), spark.table(f"{db}.registry")
+        _refresh_silver(spark, bronze, registry, tables, "earlier", seq, "t")
+    for name in databases:
+        _land(spark, name, 3)
+    _logged(spark, whole, _refresh(spark, whole))
+    start, failures = threading.Barrier(2), []
+
+    def writer(app_id: str) -> None:
+        session = spark.newSession()
+        bronze, registry = session.table(f"{db}.bronze"), session.table(f"{db}.registry")
+        start.wait()
+        try:
+            _refresh_silver(session, bronze, registry, tables, app_id, 1, app_id)
+        except Exception as error:  # a conflict left after the retries: the test's failure
+            failures.append(error)
+
+    threads = [threading.Thread(target=writer, args=(name,)) for name in ("stream", "build")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=600)
+    assert not failures, [str(f)[:1500] for f in failures]
+    assert _silver(spark, db) == _silver(spark, whole)
+    assert set(map(repr, _log(spark, db, tables.silver_loads))) == set(
+        map(repr, _log(spark, whole))
+    )

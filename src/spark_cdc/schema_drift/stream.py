@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import random
 import sys
 import time
 import uuid
@@ -139,7 +140,11 @@ def landing_lines(spark: SparkSession, root: str, max_files_per_trigger: int | N
 
 
 _BRONZE_ATTEMPTS = 3
-_SILVER_ATTEMPTS = 3
+# A refresh writes one table after another: a writer at work on the same tables can conflict
+# with several of them in turn, so a conflicted refresh waits a random while before it reads the
+# log again (the two writers then fall out of step).
+_SILVER_ATTEMPTS = 8
+_SILVER_BACKOFF_S = 1.0
 
 
 class BronzeLoadSkippedError(RuntimeError):
@@ -304,6 +309,7 @@ def _refresh_silver(
         except Exception as error:
             if not is_write_conflict(error) or attempt == _SILVER_ATTEMPTS:
                 raise
+            time.sleep(random.uniform(0, _SILVER_BACKOFF_S * attempt))
             continue
         _append(log, tables.silver_loads, f"{app_id}/silver_loads", batch_id)
         return
