@@ -187,6 +187,23 @@ def test_check_all_with_valid_to_current_and_a_new_column(days):
     assert all(r["loyalty_tier"] is None for r in older)
 
 
+def test_a_check_snapshot_run_has_one_processing_time(days):
+    """Day 2 of the check strategy updates, deletes (new_record) and inserts: every time that
+    run wrote (new versions' valid_from and inserted_at, closed versions' valid_to and closed_at,
+    the deletion rows') is one instant, inside the run."""
+    day2 = days[2]
+    rows = day2.tables["customers_check_all"]
+    inserted = [r for r in rows if r["dbt_insert_process_id"] == day2.invocation_id]
+    closed = [r for r in rows if r["dbt_close_process_id"] == day2.invocation_id]
+    # Day 2: 1 and 4 updated, 2 and 6 deleted, 7 inserted.
+    assert sorted(r["customer_id"] for r in inserted) == [1, 2, 4, 6, 7]
+    assert sorted(r["customer_id"] for r in closed) == [1, 2, 4, 6]
+    times = {r["dbt_valid_from"] for r in inserted} | {r["dbt_inserted_at"] for r in inserted}
+    times |= {r["dbt_valid_to"] for r in closed} | {r["dbt_closed_at"] for r in closed}
+    assert len(times) == 1, sorted(times)
+    assert day2.covers(times.pop())
+
+
 def test_check_all_does_not_see_metadata_columns_as_changes(days):
     # Day 2 left customers 3 and 5 unchanged: check_cols all must ignore the metadata columns.
     day1, day2 = days[1], days[2]

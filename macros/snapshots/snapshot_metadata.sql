@@ -18,16 +18,30 @@
 {% endmacro %}
 
 
-{#- The processing time of this run: the engine's clock read once, as a zone-less timestamp
-    literal (session time zone UTC). A literal rather than current_timestamp(), so that the change
-    rows cached for the run are the MERGE's source as they are (Delta computes a MERGE source
-    that calls current_timestamp() again). -#}
+{#- The processing time of this run: the engine's clock read once per node, as a zone-less
+    timestamp literal (session time zone UTC), so that everything one snapshot run writes (the
+    check strategy's dbt_valid_from, dbt_inserted_at, dbt_closed_at, hard deletes) is one instant.
+    A literal rather than current_timestamp(), so that the change rows cached for the run are the
+    MERGE's source as they are (Delta computes a MERGE source that calls current_timestamp()
+    again). Kept on the node's context for the rest of its run. -#}
 {% macro snapshot_processing_time() %}
     {%- if not execute -%}
-        {{ return(snapshot_get_time()) }}
+        {{ return('current_timestamp()') }}
     {%- endif -%}
-    {%- set clock = run_query("select date_format(current_timestamp(), 'yyyy-MM-dd HH:mm:ss.SSSSSS')") -%}
-    {{ return("timestamp'" ~ clock.rows[0][0] ~ "'") }}
+    {%- set memo = model if model is mapping else {} -%}
+    {%- if '_spark_cdc_processing_time' not in memo -%}
+        {%- set clock = run_query("select date_format(current_timestamp(), 'yyyy-MM-dd HH:mm:ss.SSSSSS')") -%}
+        {%- do memo.update({'_spark_cdc_processing_time': "timestamp'" ~ clock.rows[0][0] ~ "'"}) -%}
+    {%- endif -%}
+    {{ return(memo['_spark_cdc_processing_time']) }}
+{% endmacro %}
+
+
+{#- dbt's snapshot_get_time (the check strategy's updated_at, a first build's times): the run's
+    processing time above, instead of dbt-spark's current_timestamp() evaluated whenever the
+    MERGE computes its source. -#}
+{% macro spark__snapshot_get_time() %}
+    {{ return(spark_cdc.snapshot_processing_time()) }}
 {% endmacro %}
 
 
