@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from spark_cdc.cli.options import text_table
+from spark_cdc.cli.sql_output import FORMATS, format_rows
 
 
 def add_sql_parser(commands: argparse._SubParsersAction) -> None:
@@ -18,7 +18,16 @@ def add_sql_parser(commands: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("statements", nargs="+", metavar="STATEMENT")
-    parser.add_argument("--limit", type=int, default=50, help="rows printed per statement")
+    parser.add_argument(
+        "--limit", type=int, default=50, help="rows printed per statement (0: every row)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (values cut at 60 characters), json (one line per statement: its columns, "
+        "rows as objects, whether rows were left out) or csv (a header, then the rows)",
+    )
     parser.set_defaults(handler=_run_sql)
 
 
@@ -31,11 +40,11 @@ def _run_sql(args: argparse.Namespace) -> int:
     for statement in args.statements:
         try:
             frame = spark.sql(statement)
-            rows = frame.limit(args.limit + 1).collect()
+            rows = (frame.limit(args.limit + 1) if args.limit > 0 else frame).collect()
         except PySparkException as error:
             print(f"spark-cdc: error: {str(error).splitlines()[0]}", file=sys.stderr)
             return 2
-        print(text_table(frame.columns, [tuple(row) for row in rows[: args.limit]]))
-        if len(rows) > args.limit:
-            print(f"(first {args.limit} rows)")
+        more = args.limit > 0 and len(rows) > args.limit
+        shown = [tuple(row) for row in (rows[: args.limit] if more else rows)]
+        print(format_rows(statement, frame.columns, shown, more, args.format))
     return 0
