@@ -51,11 +51,24 @@ LEDGER_COLUMNS = (
     ("process_id", "dbt invocation_id of the run that took the event in."),
 )
 VERSION_COLUMNS = (
-    ("created_at", "When the row was first created (followed across key changes)."),
+    (
+        "created_at",
+        "When the row was first created (followed across key changes); null on a deleted version.",
+    ),
     ("valid_from", "event_ts of the action that set the version."),
-    ("valid_to", "valid_from of the key's next version (the high end date for the current one)."),
+    (
+        "valid_to",
+        (
+            "valid_from of the key's next version (the high end date for the current one); "
+            "equal to valid_from (a zero-length version) when the key's next action has the "
+            "same event_ts."
+        ),
+    ),
     ("change_type", "insert, update or delete: the action of the version."),
-    ("is_deleted", "The version is a delete (no row at the key)."),
+    (
+        "is_deleted",
+        "The version is a delete (no row at the key): its data columns and created_at are null.",
+    ),
     ("is_current", "The key's latest version."),
     ("event_seq", "event_seq of the event (null for an initial row)."),
     ("event_fingerprint", "Fingerprint of the event (null for an initial row)."),
