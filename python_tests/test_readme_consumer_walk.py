@@ -2,7 +2,11 @@
 from a copy of this project: the wheel is built, the team's project is created beside it with a
 virtualenv of its own holding its dbt, and every package is held at the lowest version
 spark_cdc's ranges allow (``PIP_CONSTRAINT=constraints/lowest.txt``): installing the wheel
-keeps the team's dbt, and everything runs from the wheel on the low end of every range."""
+keeps the team's dbt, and everything runs from the wheel on the low end of every range.
+
+Then again with the team's dbt at 1.12.0 (the walk's one line that installs the team's dbt
+names 1.12.0 and the parser wheel it installs with; the rest as pip resolves it): the
+wheel keeps that dbt too, and the walk runs on dbt 1.12's behaviour flags."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from support import (
     canonical_name,
     command_env,
@@ -22,6 +27,10 @@ from support import (
 )
 
 MARKER = re.compile(r"<!-- readme-consumer-walk -->\s*```bash\n(.*?)```", re.DOTALL)
+TEAMS_DBT = 'pip install "dbt-core==1.11.2" "dbt-spark==1.11.0"'
+DBT_1_12 = (
+    'pip install "dbt-core==1.12.0" "dbt-core-experimental-parser==2.0.0a4" "dbt-spark==1.11.0"'
+)
 
 
 def _installed(venv: Path) -> dict[str, str]:
@@ -34,12 +43,17 @@ def _installed(venv: Path) -> dict[str, str]:
     return {canonical_name(p["name"]): p["version"] for p in json.loads(done.stdout)}
 
 
-def test_the_consumer_walk_runs_as_written(tmp_path):
+@pytest.mark.parametrize("teams_dbt", ["lowest", "1.12.0"])
+def test_the_consumer_walk_runs_as_written(tmp_path, teams_dbt):
     (block,) = MARKER.findall(docs_text())
+    assert TEAMS_DBT in block
     checkout = copy_project(tmp_path / "spark_cdc")
     (checkout / ".venv").symlink_to(Path(sys.executable).parents[1])
     env = command_env(drop=("SPARK_CDC_", "DBT_", "PYSPARK_", "VIRTUAL_ENV"), profiles=None)
-    env["PIP_CONSTRAINT"] = str(checkout / "constraints" / "lowest.txt")
+    if teams_dbt == "1.12.0":  # the team's own environment: what pip resolves around it
+        block = block.replace(TEAMS_DBT, DBT_1_12)
+    else:
+        env["PIP_CONSTRAINT"] = str(checkout / "constraints" / "lowest.txt")
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     done = run_command(["bash", "-euo", "pipefail", "-c", block], env, cwd=checkout, timeout=1500)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
@@ -50,10 +64,13 @@ def test_the_consumer_walk_runs_as_written(tmp_path):
         assert f"spark_cdc/{package}/__init__.py" in names, package
     assert not any(name.startswith("spark_cdc_dev/") for name in names)
     team = tmp_path / "team_lake"
-    # The team's dbt was kept, and every package sits at the lowest version allowed.
     installed = _installed(team / ".venv")
-    lowest = constraint_pins(checkout / "constraints" / "lowest.txt")
-    assert {name: installed.get(name) for name in lowest} == lowest
+    if teams_dbt == "1.12.0":  # the team's dbt was kept
+        assert installed["dbt-core"] == "1.12.0", installed
+        assert "Running with dbt=1.12.0" in done.stdout
+    else:  # the team's dbt was kept, and every package sits at the lowest version allowed
+        lowest = constraint_pins(checkout / "constraints" / "lowest.txt")
+        assert {name: installed.get(name) for name in lowest} == lowest
     # spark_cdc itself runs from the wheel, not from a checkout.
     origin = run_command(
         [
