@@ -222,8 +222,67 @@ def test_bad_config_is_refused():
         DatasetConfig.from_mapping(
             "x", {"key_columns": {"a": "int"}, "nonkey_columns": {"full name": "string"}}
         )
+    with pytest.raises(ConfigError, match="operation_column is for delta extracts"):
+        DatasetConfig.from_mapping("x", {"key_columns": {"a": "int"}, "operation_column": "op"})
+    with pytest.raises(ConfigError, match="delete_values must be a list of non-empty values"):
+        DatasetConfig.from_mapping(
+            "x",
+            {"key_columns": {"a": "int"}, "extract_mode": "delta", "operation_column": "op",
+             "delete_values": [""]},
+        )  # fmt: skip
+    with pytest.raises(ConfigError, match=r"OP \(operation\) and op \(nonkeys\)"):
+        DatasetConfig.from_mapping(
+            "x",
+            {"key_columns": {"a": "int"}, "nonkey_columns": {"op": "string"},
+             "extract_mode": "delta", "operation_column": "OP"},
+        )  # fmt: skip
     with pytest.raises(ConfigError, match="max_delete_fraction must be between 0 and 1"):
         DatasetConfig.from_mapping("x", {"key_columns": {"a": "int"}, "max_delete_fraction": 2})
+
+
+def test_a_delta_extract_with_an_operation_column_deletes_and_leaves_the_rest(spark):
+    """Day 1 inserts 1, 2, 3. Day 2 deletes 1 (its payload kept as the tombstone), lacks 2
+    (unchanged: it stays I of day 1), deletes 4 (never seen: no row), updates 3, sends 5 with
+    a NULL operation (quarantined: its key has no row to hold). Day 3 sends 1 again (I; its
+    operation X, like any value that is not a delete value, is an upsert) and deletes 3."""
+    config = DatasetConfig.from_mapping(
+        "ops",
+        {"key_columns": {"k": "int"}, "nonkey_columns": {"v": "string"},
+         "extract_mode": "delta", "operation_column": "op", "delete_values": ["D", "delete"]},
+    )  # fmt: skip
+    days = [
+        ("2026-02-01", [("1", "a", "I"), ("2", "b", "I"), ("3", "c", "I")]),
+        ("2026-02-02", [("1", None, "D"), ("4", None, " delete "), ("3", "c2", "U"),
+                        ("5", "e", None)]),
+        ("2026-02-03", [("1", "a3", "X"), ("3", None, "D")]),
+    ]  # fmt: skip
+    previous, states = None, []
+    for date, rows in days:
+        raw = spark.createDataFrame(rows, "k string, v string, op string")
+        staged = stage_extract(raw, config, date)
+        valid = staged.where(F.col(REASON).isNull())
+        held = staged.where(F.col(REASON).isNotNull()).select("key_hash")
+        previous = apply_extract(valid, previous, config, date, held).localCheckpoint()
+        states.append(
+            sorted(
+                (r.k, r.v, r.operation, r.eff_start_date.isoformat())
+                for r in previous.select("k", "v", "operation", "eff_start_date").collect()
+            )
+        )
+        if date == "2026-02-02":
+            reasons = [r[REASON] for r in staged.where(F.col(REASON).isNotNull()).collect()]
+            assert reasons == ["null_operation:op"]
+    assert states[1] == [
+        (1, "a", "D", "2026-02-02"),
+        (2, "b", "I", "2026-02-01"),
+        (3, "c2", "U", "2026-02-02"),
+    ]
+    assert states[2] == [
+        (1, "a3", "I", "2026-02-03"),
+        (2, "b", "I", "2026-02-01"),
+        (3, "c2", "D", "2026-02-03"),
+    ]
+    assert "op" not in previous.columns
 
 
 # --- compare: Spark against the plain-Python model on generated extract sequences -------------
@@ -250,31 +309,54 @@ def _ref_state(state: dict[tuple, ReferenceRow]) -> dict:
     return {k: (r.payload["v"], r.operation, r.eff_start_date) for k, r in state.items()}
 
 
+# With an operation column, a value may also be "del": the row is a delete (operation D).
+extract_with_deletes = st.dictionaries(
+    st.integers(0, 6),
+    st.one_of(st.none(), st.integers(0, 2), st.just("bad"), st.just("del")),
+    max_size=7,
+)
+
+
 @settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    extracts=st.lists(st.tuples(extract, st.booleans()), min_size=1, max_size=4),
-    mode=st.sampled_from(["full", "delta"]),
+    extracts=st.lists(st.tuples(extract_with_deletes, st.booleans()), min_size=1, max_size=4),
+    mode=st.sampled_from(["full", "delta", "delta with operations"]),
 )
 def test_compare_matches_the_reference(spark, extracts, mode):
     """Each extract: values per key, and whether it also has a row whose key is NULL (no key can
-    be read from it, so a full extract defers its deletes)."""
-    config = DatasetConfig.from_mapping(
-        "small", {"key_columns": {"k": "int"}, "nonkey_columns": {"v": "int"}, "extract_mode": mode}
-    )
+    be read from it, so a full extract defers its deletes). With operations, a "del" value is a
+    delete row (operation D) and the other rows are upserts (I or U, at random); without, a
+    "del" value is a value that does not cast (quarantined, like "bad")."""
+    settings_ = {"key_columns": {"k": "int"}, "nonkey_columns": {"v": "int"}}
+    settings_["extract_mode"] = mode.split()[0]
+    operations = mode == "delta with operations"
+    if operations:
+        settings_["operation_column"] = "op"
+    config = DatasetConfig.from_mapping("small", settings_)
     previous = None
     reference: dict[tuple, ReferenceRow] = {}
     for date, (rows, unreadable) in zip(DATES, extracts, strict=False):
-        records = [Row(k=str(k), v=None if v is None else str(v)) for k, v in rows.items()]
-        records += [Row(k=None, v="1")] if unreadable else []
-        raw = spark.createDataFrame(records, "k string, v string")
+        ops = {k: "D" if v == "del" else ("I" if k % 2 else "U") for k, v in rows.items()}
+        values = {
+            k: None if (v is None or (v == "del" and operations)) else str(v)
+            for k, v in rows.items()
+        }
+        records = [Row(k=str(k), v=values[k], op=ops[k]) for k in rows]
+        records += [Row(k=None, v="1", op="U")] if unreadable else []
+        raw = spark.createDataFrame(records, "k string, v string, op string")
+        if not operations:
+            raw = raw.drop("op")
         staged = stage_extract(raw, config, date)
         valid = staged.where(F.col(REASON).isNull())
         held = staged.where(F.col(REASON).isNotNull()).select("key_hash")
         current = apply_extract(valid, previous, config, date, held, unreadable).localCheckpoint()
-        good = [{"k": k, "v": v} for k, v in rows.items() if v != "bad"]
-        bad_keys = [(k,) for k, v in rows.items() if v == "bad"]
+        castable = {
+            k: v for k, v in rows.items() if v not in ("bad", "del") or (v == "del" and operations)
+        }
+        good = [{"k": k, "v": None if v == "del" else v, "op": ops[k]} for k, v in castable.items()]
+        bad_keys = [(k,) for k in rows if k not in castable]
         reference = reference_apply(reference, good, config, date, bad_keys, unreadable)
         assert _spark_state(current) == _ref_state(reference)
         previous = current

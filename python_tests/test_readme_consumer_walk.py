@@ -96,6 +96,16 @@ def test_the_consumer_walk_runs_as_written(tmp_path, teams_dbt):
     # warning at parse (dbt 1.11.2 warned for loaded_at_query), and the files are fresh.
     assert "does not support metadata-based freshness" not in done.stdout, done.stdout[-3000:]
     assert re.search(r"PASS freshness of schema_drift__telemetry\.raw_events", done.stdout)
+    # The delta extract that says its deletes (a dataset whose name starts with the change-event
+    # source's): account 1 deleted (its values kept on the tombstone), 2 not in the second
+    # extract and so unchanged, 3 updated, 4 inserted.
+    current = done.stdout[done.stdout.index("account_no,limit_eur,operation,eff_start_date") :]
+    assert current.splitlines()[1:5] == [
+        "1,100.00,D,2026-01-02",
+        "2,250.50,I,2026-01-01",
+        "3,80.00,U,2026-01-02",
+        "4,10.00,I,2026-01-02",
+    ], current[:500]
     expected = (team / "data" / "accounts" / "expected_state.jsonl").read_text().splitlines()
     live = re.search(r"live_accounts\s*\n-+\n(\d+)", done.stdout)
     assert live and int(live.group(1)) == len(expected) > 0, done.stdout[-2000:]

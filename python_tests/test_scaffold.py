@@ -163,6 +163,18 @@ REFUSALS = [
     (["hash-cdc", "orders", "--key=k:strin"], "unknown type 'strin'"),
     (["hash-cdc", "orders", "--nonkey=a:int"], "give the dataset's key"),
     (["hash-cdc", "orders", "--key=k:string", "--max-delete-fraction=2"], "max_delete_fraction"),
+    (["hash-cdc", "orders", "--key=k:string", "--operation-column=op"], "for delta extracts"),
+    (
+        [
+            "hash-cdc",
+            "orders",
+            "--key=k:string",
+            "--nonkey=op:string",
+            "--mode=delta",
+            "--operation-column=op",
+        ],
+        "the same column",
+    ),
     (["schema-drift", "events"], "exists already"),
     # Feed events declares its stream's monitoring source, schema_drift__events_stream: the
     # landing source of a feed named events_stream.

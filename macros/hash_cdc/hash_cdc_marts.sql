@@ -29,12 +29,28 @@ where quarantine_reason is not null
     the figures of the mass-delete guard. -#}
 {% macro hash_cdc_run_summary(staged, current) %}
 {%- set run_date = spark_cdc.hash_cdc_run_date() %}
+{#- A delta extract's operation column (if declared): its delete rows are valid rows too. -#}
+{%- set settings = (config.get('meta') or {}).get('hash_cdc') or {} %}
+{%- set operation_column = settings.get('operation_column') if settings is mapping else none %}
+{%- set quoted = [] %}
+{%- for value in (settings.get('delete_values') or ['D']) if settings is mapping %}
+    {%- do quoted.append("'" ~ (value | string | trim | replace("'", "''")) ~ "'") %}
+{%- endfor %}
+{%- set delete_values = quoted | join(', ') %}
 with staged as (
     select
         count(*) as rows_in,
         count_if(quarantine_reason is null) as valid_rows,
         count_if(quarantine_reason is not null) as quarantined_rows,
-        count_if(quarantine_reason is not null and key_hash is null) as unidentified_rows
+        count_if(quarantine_reason is not null and key_hash is null) as unidentified_rows,
+        {%- if operation_column %}
+        count_if(
+            quarantine_reason is null
+            and coalesce(trim({{ adapter.quote(operation_column) }}) in ({{ delete_values }}), false)
+        ) as delete_rows
+        {%- else %}
+        cast(0 as bigint) as delete_rows
+        {%- endif %}
     from {{ staged }}
 ),
 
@@ -67,7 +83,12 @@ operations as (
         count_if(operation = 'N' and not is_held and not is_missing) as unchanged,
         count_if(is_held) as held_keys,
         -- Live keys a full extract lacked but did not delete (it had rows without a readable key).
+        {%- if spark_cdc.hash_cdc_setting('extract_mode') == 'full' %}
         count_if(is_missing and operation in ('I', 'U', 'N')) as deletes_deferred,
+        {%- else %}
+        -- A delta extract deletes no key it lacks: nothing is deferred.
+        cast(0 as bigint) as deletes_deferred,
+        {%- endif %}
         count_if(
             (operation != 'D' and not (operation = 'I' and eff_start_date = {{ run_date }}))
             or (operation = 'D' and eff_start_date = {{ run_date }})
@@ -80,6 +101,7 @@ select
     staged.valid_rows,
     staged.quarantined_rows,
     staged.unidentified_rows,
+    staged.delete_rows,
     operations.inserted,
     operations.updated,
     operations.deleted,

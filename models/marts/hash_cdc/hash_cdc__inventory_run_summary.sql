@@ -1,6 +1,7 @@
 {{ config(
     materialized='incremental',
     incremental_strategy='insert_overwrite',
+    on_schema_change='append_new_columns',
     pre_hook="{{ spark_cdc.hash_cdc_rewind('eff_date') }}",
     partition_by=['eff_date']
 ) }}

@@ -18,6 +18,14 @@ hashes alone (``decide``).
 | absent   | X                           | delta | X             | kept (no change)  |
 | absent   | other                       | full  | D             | effective date    |
 | absent   | other                       | delta | X             | effective date    |
+| delete** | live (not D)                | delta | D             | effective date    |
+| delete** | D                           | delta | D             | kept (no change)  |
+| delete** | none                        | delta | (no row)      |                   |
+| absent** | any                         | delta | kept as it is | kept              |
+
+** With an operation column (delta extracts that say their deletes): a row whose operation is a
+delete closes its key (the deleted row's payload kept as the tombstone), and a key the extract
+lacks is not supplied but unchanged, so it stays as it is; the other rows are upserts (I/U/N).
 
 *Held* keys are the keys of quarantined rows whose key could be read (stage): the extract
 supplied them, but unusable, so they are neither applied nor taken as missing — their current
@@ -34,7 +42,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_cdc.hash_cdc.config import DatasetConfig
@@ -56,21 +64,40 @@ def current_columns(config: DatasetConfig) -> list[str]:
 IN_PREFIX, CURRENT_PREFIX = "__in_", "__cur_"
 
 
+def is_delete_row(config: DatasetConfig) -> Column:
+    """Whether a staged row of ``config``'s extract is a delete (its operation column)."""
+    if not config.operation_column:
+        return F.lit(False)
+    return F.coalesce(
+        F.trim(column(config.operation_column)).isin(*config.delete_values), F.lit(False)
+    )
+
+
 def _sides(
-    incoming: DataFrame, previous: DataFrame, held: DataFrame | None, payload: list[str]
+    incoming: DataFrame,
+    previous: DataFrame,
+    held: DataFrame | None,
+    payload: list[str],
+    config: DatasetConfig,
 ) -> tuple[DataFrame, DataFrame]:
-    """The two sides of the compare: the incoming hashes (and the held keys: no hash, no
-    payload) and the current hashes, each with the named ``payload`` columns renamed apart."""
+    """The two sides of the compare: the incoming hashes (a delete: no hash; and the held keys:
+    no hash, no payload) and the current hashes, each with the named ``payload`` columns renamed
+    apart."""
+    delete = is_delete_row(config)
     incoming_side = incoming.select(
         "key_hash",
-        F.col("nonkey_hash").alias("in_hash"),
+        F.when(~delete, F.col("nonkey_hash")).alias("in_hash"),
+        delete.alias("_delete"),
         F.lit(False).alias("_held"),
         *[column(c).alias(IN_PREFIX + c) for c in payload],
     )
     if held is not None:
         incoming_side = incoming_side.unionByName(
             held.where(F.col("key_hash").isNotNull()).select(
-                "key_hash", F.lit(None).cast("string").alias("in_hash"), F.lit(True).alias("_held")
+                "key_hash",
+                F.lit(None).cast("string").alias("in_hash"),
+                F.lit(False).alias("_delete"),
+                F.lit(True).alias("_held"),
             ),
             allowMissingColumns=True,
         )
@@ -96,19 +123,29 @@ def _compared(
     """Each key of either side once (one full outer join on ``key_hash``) with its decision:
     operation, eff_start_date, _from_incoming, _held, _deferred, _was_live, _changed_now, and
     the ``payload`` columns of both sides (prefixed)."""
-    incoming_side, current_side = _sides(incoming, previous, held, payload)
+    incoming_side, current_side = _sides(incoming, previous, held, payload, config)
     joined = incoming_side.join(current_side, "key_hash", "full_outer").where(
-        # A held key without a current row has nothing to keep.
-        ~(F.coalesce(F.col("_held"), F.lit(False)) & F.col("cur_hash").isNull())
+        # A held key, or a delete, without a current row has nothing to keep or close.
+        ~(
+            (F.coalesce(F.col("_held"), F.lit(False)) | F.coalesce(F.col("_delete"), F.lit(False)))
+            & F.col("cur_hash").isNull()
+        )
     )
-    missing_op = "D" if config.mode == "full" else "X"
     held_key = F.coalesce(F.col("_held"), F.lit(False))
+    delete = F.coalesce(F.col("_delete"), F.lit(False))
     incoming_present = F.col("in_hash").isNotNull()
     deferred = F.lit(defer_deletes and config.mode == "full") & (
         F.col("in_hash").isNull() & ~held_key & ~F.col("cur_op").eqNullSafe("D")
     )
+    # A key a delta extract with an operation column lacks is unchanged: it stays as it is.
+    unsupplied = F.lit(bool(config.operation_column)) & (
+        ~incoming_present & ~delete & ~held_key & F.col("cur_hash").isNotNull()
+    )
+    kept = held_key | deferred | unsupplied
+    missing_op = "D" if config.mode == "full" else "X"
     operation = (
-        F.when(held_key | deferred, F.col("cur_op"))
+        F.when(kept, F.col("cur_op"))
+        .when(delete, F.lit("D"))  # a live key closed, or a D kept (no row without one)
         .when(incoming_present & (F.col("cur_hash").isNull() | (F.col("cur_op") == "D")), "I")
         .when(~incoming_present & F.col("cur_op").isin("D", missing_op), F.col("cur_op"))
         .when(~incoming_present, F.lit(missing_op))
@@ -125,16 +162,13 @@ def _compared(
         "cur_eff",
         held_key.alias("_held"),
         deferred.alias("_deferred"),
+        kept.alias("_kept"),
         (F.col("cur_hash").isNotNull() & ~F.col("cur_op").eqNullSafe("D")).alias("_was_live"),
         *sides,
     )
-    changed_now = (
-        ~F.col("_held")
-        & ~F.col("_deferred")
-        & (
-            F.col("operation").isin("I", "U")
-            | (F.col("operation").isin("D", "X") & ~F.col("operation").eqNullSafe(F.col("cur_op")))
-        )
+    changed_now = ~F.col("_kept") & (
+        F.col("operation").isin("I", "U")
+        | (F.col("operation").isin("D", "X") & ~F.col("operation").eqNullSafe(F.col("cur_op")))
     )
     eff = F.to_date(F.lit(effective_date))
     return decided.select(
@@ -143,9 +177,7 @@ def _compared(
         "cur_hash",
         "operation",
         F.when(changed_now, eff).otherwise(F.col("cur_eff")).alias("eff_start_date"),
-        (F.col("operation").isin("I", "U") & ~F.col("_held") & ~F.col("_deferred")).alias(
-            "_from_incoming"
-        ),
+        (F.col("operation").isin("I", "U") & ~F.col("_kept")).alias("_from_incoming"),
         "_held",
         "_deferred",
         "_was_live",
@@ -198,8 +230,9 @@ def decision_counts(decided: DataFrame) -> DecisionCounts:
 
 
 def initial_state(incoming: DataFrame, config: DatasetConfig, effective_date: str) -> DataFrame:
-    """The current state of a first run: every valid row inserted."""
-    return incoming.select(
+    """The current state of a first run: every valid row inserted (a delete has no row to
+    close)."""
+    return incoming.where(~is_delete_row(config)).select(
         *[column(c) for c in current_columns(config)],
         "key_hash",
         "nonkey_hash",

@@ -14,6 +14,8 @@ EXTRACT_FORMATS = ("csv", "parquet")
 DELTA_FORBIDDEN = " ,;{}()\n\t="
 # A full extract may delete at most this share of the keys live before it, unless allowed.
 DEFAULT_MAX_DELETE_FRACTION = 0.5
+# The operation column's values that mark a row as a delete, unless declared.
+DEFAULT_DELETE_VALUES = ("D",)
 
 
 class ConfigError(ValueError):
@@ -32,7 +34,11 @@ class DatasetConfig:
     - ``mode``: ``full`` (a missing key is deleted, D) or ``delta`` (a missing key is X);
     - ``file_format``: ``csv`` or ``parquet``;
     - ``max_delete_fraction``: the share of live keys a full extract may delete (the mass-delete
-      guard, see guards).
+      guard, see guards);
+    - ``operation_column`` (delta mode only): the extract's column that says what each row is,
+      a delete when its value (trimmed) is one of ``delete_values``, an insert or update
+      otherwise; with it a key a delta extract lacks stays as it is (without it: X). The column
+      is read, never stored.
     """
 
     name: str
@@ -43,6 +49,14 @@ class DatasetConfig:
     mode: str = "full"
     file_format: str = "csv"
     max_delete_fraction: float = DEFAULT_MAX_DELETE_FRACTION
+    operation_column: str | None = None
+    delete_values: tuple[str, ...] = DEFAULT_DELETE_VALUES
+
+    @property
+    def read_columns(self) -> dict[str, str]:
+        """The extract's columns the stage reads: every configured one and the operation."""
+        operation = {self.operation_column: "string"} if self.operation_column else {}
+        return {**self.all_columns, **operation}
 
     @property
     def tracked(self) -> dict[str, str]:
@@ -76,6 +90,10 @@ class DatasetConfig:
             mode=str(raw.get("extract_mode", "full")),
             file_format=str(raw.get("extract_format", "csv")),
             max_delete_fraction=_fraction(name, raw.get("max_delete_fraction")),
+            operation_column=str(raw["operation_column"]).strip()
+            if raw.get("operation_column")
+            else None,
+            delete_values=_delete_values(name, raw.get("delete_values")),
         )
         if not config.keys:
             raise ConfigError(f"{name}: at least one key column is needed")
@@ -83,18 +101,28 @@ class DatasetConfig:
             raise ConfigError(f"{name}: extract_mode must be one of {EXTRACT_MODES}")
         if config.file_format not in EXTRACT_FORMATS:
             raise ConfigError(f"{name}: extract_format must be one of {EXTRACT_FORMATS}")
+        if config.operation_column and config.mode != "delta":
+            raise ConfigError(
+                f"{name}: operation_column is for delta extracts (extract_mode: delta); a full "
+                "extract deletes the keys it lacks"
+            )
         empty = [c for c in config.all_columns if not c.strip()]
         if empty:
             raise ConfigError(f"{name}: a column name cannot be empty")
-        unstorable = [c for c in config.all_columns if set(c) & set(DELTA_FORBIDDEN)]
+        unstorable = [c for c in config.read_columns if set(c) & set(DELTA_FORBIDDEN)]
         if unstorable:
             raise ConfigError(
                 f"{name}: column {unstorable[0]!r} cannot be a Delta column name (none of "
                 f"{DELTA_FORBIDDEN!r} may appear in one); rename it in the extract"
             )
         seen: dict[str, tuple[str, str]] = {}
-        for role in ("keys", "nonkeys", "sensitive", "excluded"):
-            for column in getattr(config, role):
+        roles = {
+            role: list(getattr(config, role))
+            for role in ("keys", "nonkeys", "sensitive", "excluded")
+        }
+        roles["operation"] = [config.operation_column] if config.operation_column else []
+        for role, names in roles.items():
+            for column in names:
                 folded = column.lower()
                 if folded in seen:
                     other, other_role = seen[folded]
@@ -104,6 +132,18 @@ class DatasetConfig:
                     )
                 seen[folded] = (column, role)
         return config
+
+
+def _delete_values(name: str, value: Any) -> tuple[str, ...]:
+    if value is None or value == "":
+        return DEFAULT_DELETE_VALUES
+    values = [value] if isinstance(value, str | int | bool) else value
+    texts = tuple(str(v).strip() for v in values) if isinstance(values, list | tuple) else ()
+    if not texts or any(not text for text in texts):
+        raise ConfigError(
+            f"{name}: delete_values must be a list of non-empty values, got {value!r}"
+        )
+    return texts
 
 
 def _fraction(name: str, value: Any) -> float:

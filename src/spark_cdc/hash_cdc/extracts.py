@@ -95,7 +95,7 @@ def read_extract(
         raise ConfigError(f"no {file_format} extract in {folder} (no {pattern} file)")
     if not with_content:
         # Only empty files: zero rows (the guards decide whether zero rows may be applied).
-        columns = list(config.all_columns)
+        columns = list(config.read_columns)
         return spark.createDataFrame([], _all_strings(columns, (MALFORMED_LINE,)))
     try:
         if file_format == "csv":

@@ -2,7 +2,9 @@
 
 State: key tuple -> (payload dict, operation, eff_start_date). Rows are dicts of typed values;
 "same hash" is equality of the tracked (non-key + sensitive) values, NULL equal to NULL. Held
-keys (supplied by quarantined rows only) keep their state exactly.
+keys (supplied by quarantined rows only) keep their state exactly. With an operation column
+(delta extracts), a row whose operation is one of the delete values closes its live key as D
+(keeping its payload), and a key the extract lacks keeps its state.
 """
 
 from __future__ import annotations
@@ -38,9 +40,18 @@ def reference_apply(
     keys (of quarantined rows) keep their state as it is, and so do the keys a full extract
     lacks when ``defer_deletes`` (it had rows whose key could not be read)."""
     missing_op = "D" if config.mode == "full" else "X"
-    supplied = {tuple(row[k] for k in config.keys): row for row in incoming}
-    held = set(held) - set(supplied)
+    rows = list(incoming)
+    deletes = {tuple(row[k] for k in config.keys) for row in rows if _is_delete(row, config)}
+    supplied = {
+        tuple(row[k] for k in config.keys): row for row in rows if not _is_delete(row, config)
+    }
+    held = set(held) - set(supplied) - deletes
     result: dict[tuple, ReferenceRow] = {key: current[key] for key in held if key in current}
+    for key in deletes:
+        before = current.get(key)
+        if before is not None:
+            closed = before.operation == "D"
+            result[key] = before if closed else ReferenceRow(before.payload, "D", effective_date)
     for key, row in supplied.items():
         before = current.get(key)
         if before is None or before.operation == "D":
@@ -50,10 +61,20 @@ def reference_apply(
         else:
             result[key] = ReferenceRow(before.payload, "N", before.eff_start_date)
     for key, before in current.items():
-        if key in supplied or key in held:
+        if key in supplied or key in held or key in deletes:
             continue
-        if before.operation in ("D", missing_op) or (defer_deletes and missing_op == "D"):
+        if (
+            config.operation_column
+            or before.operation in ("D", missing_op)
+            or (defer_deletes and missing_op == "D")
+        ):
             result[key] = before
         else:
             result[key] = ReferenceRow(before.payload, missing_op, effective_date)
     return result
+
+
+def _is_delete(row: dict, config: DatasetConfig) -> bool:
+    if not config.operation_column:
+        return False
+    return str(row.get(config.operation_column) or "").strip() in config.delete_values

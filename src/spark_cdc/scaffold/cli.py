@@ -66,6 +66,18 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     hashed.add_argument("--format", choices=("csv", "parquet"), default="csv")
     hashed.add_argument("--max-delete-fraction", type=float, default=0.5)
     hashed.add_argument("--landing-root", default=None, help="where extracts land (absolute)")
+    hashed.add_argument(
+        "--operation-column",
+        default=None,
+        help="(--mode delta) the extract's column saying whether a row is a delete: a key it "
+        "lacks then stays as it is",
+    )
+    hashed.add_argument(
+        "--delete-value",
+        action="append",
+        default=[],
+        help="a value of --operation-column that marks a delete (repeat; default D)",
+    )
     _common(hashed)
     hashed.set_defaults(handler=_run_hash_cdc)
 
@@ -118,6 +130,8 @@ def _run_hash_cdc(args: argparse.Namespace) -> int:
         file_format=args.format,
         max_delete_fraction=args.max_delete_fraction,
         landing_root=args.landing_root,
+        operation_column=args.operation_column,
+        delete_values=tuple(args.delete_value),
     )
     files = hash_cdc_files(dataset)
     steps = [

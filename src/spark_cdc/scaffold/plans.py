@@ -250,6 +250,8 @@ class HashCdcDataset:
     file_format: str = "csv"
     max_delete_fraction: float = 0.5
     landing_root: str | None = None
+    operation_column: str | None = None
+    delete_values: tuple[str, ...] = ()
 
     def command(self) -> str:
         words = ["hash-cdc", self.name]
@@ -264,6 +266,9 @@ class HashCdcDataset:
             words.append(f"--max-delete-fraction={self.max_delete_fraction}")
         if self.landing_root:
             words.append(f"--landing-root={self.landing_root}")
+        if self.operation_column:
+            words.append(f"--operation-column={self.operation_column}")
+        words += [f"--delete-value={value}" for value in self.delete_values]
         return _command(words)
 
 
@@ -286,6 +291,8 @@ def hash_cdc_files(dataset: HashCdcDataset) -> dict[str, str]:
                 "extract_mode": dataset.mode,
                 "extract_format": dataset.file_format,
                 "max_delete_fraction": dataset.max_delete_fraction,
+                "operation_column": dataset.operation_column,
+                "delete_values": list(dataset.delete_values) or None,
             },
         )
     except ConfigError as error:
@@ -296,10 +303,13 @@ def hash_cdc_files(dataset: HashCdcDataset) -> dict[str, str]:
         "mode": dataset.mode,
         "file_format": dataset.file_format,
         "max_delete_fraction": dataset.max_delete_fraction,
+        "operation_column": dataset.operation_column,
+        "delete_values": list(dataset.delete_values or ("D",)),
         "keys": dataset.keys,
         "nonkeys": dataset.nonkeys,
         "sensitive": dataset.sensitive,
-        "all_columns": everything,
+        "all_columns": everything
+        | ({dataset.operation_column: "string"} if dataset.operation_column else {}),
         "stored_columns": {**dataset.keys, **dataset.nonkeys},
         "landing_root": dataset.landing_root or DEFAULT_HASH_LANDING_ROOT,
         "inline": _inline,
