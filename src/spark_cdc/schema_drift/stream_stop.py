@@ -6,7 +6,7 @@ next Spark call half-way and every layer prints its traceback (Spark's own Ctrl-
 worse: it cancels every job). :class:`BatchGate` lets a stop wait for the batch in progress: each
 micro-batch runs inside :meth:`BatchGate.batch`; :meth:`BatchGate.close` waits for the one in
 progress to end, then refuses the next one (it raises :class:`StopRequested` before touching
-Spark, so the query ends and that batch stays unplanned-to-done: the next run takes it in).
+Spark, so the query ends without committing that batch: the next run takes it in).
 """
 
 from __future__ import annotations
