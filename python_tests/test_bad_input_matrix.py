@@ -135,6 +135,16 @@ ODD_NAMES = DatasetConfig.from_mapping(
         "nonkey_columns": {"e-mail": "string", "名前": "string"},
     },
 )
+# A delta extract that says its deletes (operation column ``op``).
+WITH_OPERATIONS = DatasetConfig.from_mapping(
+    "matrix_ops",
+    {
+        "key_columns": {"id": "bigint"},
+        "nonkey_columns": {"name": "string"},
+        "extract_mode": "delta",
+        "operation_column": "op",
+    },
+)
 FIRST_DATE, DATE = "2026-01-01", "2026-01-02"
 
 
@@ -229,6 +239,13 @@ HASH_CASES = [
     Case("csv", "empty header name", _csv([[*r, "x"] for r in GOOD], [*HEADER, ""])),
     Case(
         "csv",
+        "blank and missing operations of a delta extract",
+        _csv([["1", "a", "U"], ["2", "b", " "], ["3", "c", ""]], ["id", "name", "op"]),
+        config=WITH_OPERATIONS,
+        reasons={"null_operation:op": 2},
+    ),
+    Case(
+        "csv",
         "keys with dots, dashes, unicode",
         _csv([["1", "a b", "名"], ["2", "c", "字"]], ["customer.id", "e-mail", "名前"]),
         config=ODD_NAMES,
@@ -303,10 +320,14 @@ HASH_CASES = [
 def hash_previous(spark, tmp_path_factory):
     """A current table of five live keys applied on FIRST_DATE, per dataset config."""
     tables = {}
-    for config in (HASH, ODD_NAMES):
+    for config in (HASH, ODD_NAMES, WITH_OPERATIONS):
         folder = tmp_path_factory.mktemp(f"previous_{config.name}")
-        header = list(config.all_columns)
-        rows = GOOD if config is HASH else [["1", "a b", "名"], ["2", "c", "字"]]
+        header = list(config.read_columns)
+        rows = {
+            HASH.name: GOOD,
+            ODD_NAMES.name: [["1", "a b", "名"], ["2", "c", "字"]],
+            WITH_OPERATIONS.name: [["1", "a", "I"], ["2", "b", "I"], ["3", "c", "I"]],
+        }[config.name]
         (folder / "part.csv").write_bytes(_csv(rows, header))
         staged = stage_extract(read_extract(spark, str(folder), config), config, FIRST_DATE)
         table = f"matrix.{config.name}_current"
