@@ -42,3 +42,25 @@ def test_closing_a_connection_releases_what_its_session_cached(spark):
     BoundSessionConnectionWrapper(session).close()
     assert not spark.sql(query).storageLevel.useMemory
     assert not spark.catalog.tableExists("refused_run_changes")
+
+
+def test_a_delta_error_is_reported_with_delta_s_own_message(spark, tmp_path):
+    # A MERGE on a key the source lacks: Delta's DELTA_MERGE_UNRESOLVED_EXPRESSION, which PySpark
+    # cannot format on Spark 4.2 ([INTERNAL_ERROR] Cannot find main error class).
+    table = f"merge_target_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"create table {table} (id int, msg string) using delta location '{tmp_path}'")
+    wrapper = BoundSessionConnectionWrapper(connection_session(spark, {}))
+    wrapper.cursor()
+    merge = (
+        f"merge into {table} as t using (select 1 as id, 'x' as msg) as s "
+        "on s.thisisnotacolumn = t.id when matched then update set * "
+        "when not matched then insert *"
+    )
+    try:
+        with pytest.raises(DbtRuntimeError) as refused:
+            wrapper.execute(merge)
+    finally:
+        spark.sql(f"drop table {table}")
+    message = str(refused.value)
+    assert "thisisnotacolumn" in message
+    assert "INTERNAL_ERROR" not in message

@@ -17,6 +17,8 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.session import Cursor, SessionConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.sparkcdc.sql_literals import sql_literal
+
 logger = AdapterLogger("Spark")
 # Sessions whose connection dbt cancelled (Ctrl-C), by id: what fails on them then is the
 # cancel, not the model.
@@ -103,6 +105,24 @@ def release_cached_views(session: Any) -> None:
         logger.debug(f"release cached views: {error}")
 
 
+def jvm_error_message(error: Exception) -> str:
+    """The message of the JVM exception behind a py4j error.
+
+    PySpark turns a JVM error into a Python one by formatting it with Spark's error classes; an
+    error of Delta's own classes (DELTA_MERGE_UNRESOLVED_EXPRESSION, a MERGE naming a column the
+    source lacks) is not among Spark 4.2's, so formatting fails with ``[INTERNAL_ERROR] Cannot
+    find main error class`` and the real error is left as that failure's context. Its own
+    message (Delta formats it) names what is wrong."""
+    from py4j.protocol import Py4JJavaError
+
+    context = error.__context__
+    original = context if isinstance(context, Py4JJavaError) else error
+    try:
+        return str(original.java_exception.getMessage())  # type: ignore[attr-defined]
+    except Exception:
+        return str(error)
+
+
 class BoundCursor(Cursor):
     """dbt-spark's session cursor, running its statements on a given session."""
 
@@ -111,6 +131,7 @@ class BoundCursor(Cursor):
         self._session = session
 
     def execute(self, sql: str, *parameters: Any) -> None:
+        from py4j.protocol import Py4JJavaError
         from pyspark.errors import PySparkException
 
         if parameters:
@@ -119,6 +140,8 @@ class BoundCursor(Cursor):
             self._df = self._session.sql(sql)
         except PySparkException as error:
             raise DbtRuntimeError(str(error)) from error
+        except Py4JJavaError as error:
+            raise DbtRuntimeError(jvm_error_message(error)) from error
 
 
 class BoundHandle:
@@ -147,6 +170,11 @@ class BoundSessionConnectionWrapper(SessionConnectionWrapper):
     @property
     def session(self) -> Any:
         return self.handle.session
+
+    @classmethod
+    def _fix_binding(cls, value: Any) -> str:
+        """A bound value (a seed's cell) as an exact, escaped Spark SQL literal."""
+        return sql_literal(value)
 
     def hold(self, scope: str, keep_alive: Any) -> None:
         """Keep a Python model's cache scope and objects until the connection closes."""
