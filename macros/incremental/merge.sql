@@ -17,7 +17,8 @@
     one Delta commit), so that writing the same increment again leaves it written once. The
     other configs do not apply then; an empty increment writes nothing.
 
-  Without them the statement is dbt-spark's: update every matched row, insert the others.
+  Without them the statement is dbt-spark's: update every matched row, insert the others, with
+  the target's columns that the source has listed by name (dbt-spark: `set *` / `insert *`).
 -#}
 {% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) %}
     {%- set replace_from = config.get('merge_replace_from') -%}
@@ -31,7 +32,9 @@
     {%- set update_columns = get_merge_update_columns(
         config.get('merge_update_columns'), config.get('merge_exclude_columns'), dest_columns
     ) -%}
-    {%- set keys = [unique_key] if unique_key is string else (unique_key or []) -%}
+    {#- A blank unique_key (or a list of blanks) is no key, as in dbt-spark: every row inserted. -#}
+    {%- set keys = ([unique_key] if unique_key is string else (unique_key or []))
+        | map('trim') | reject('equalto', '') | list -%}
     {%- for key in keys -%}
         {%- do predicates.append('DBT_INTERNAL_SOURCE.' ~ key ~ ' = DBT_INTERNAL_DEST.' ~ key) -%}
     {%- endfor -%}
@@ -42,7 +45,16 @@
         {%- do predicates.append(
             'DBT_INTERNAL_DEST.' ~ floor_column ~ " >= '" ~ floor | replace("'", "''") ~ "'") -%}
     {%- endif -%}
-    {%- set insert_columns = dest_columns | map(attribute='quoted') | list -%}
+    {#- The target's columns the source has: a column the model stops selecting (kept by
+        on_schema_change) keeps its value on updated rows and is NULL on new ones, where
+        dbt-spark's `update set *` / `insert *` fail on it. -#}
+    {%- set source_names = adapter.get_columns_in_relation(source)
+        | map(attribute='name') | map('lower') | list -%}
+    {%- set insert_columns = [] -%}
+    {%- for column in dest_columns if column.name | lower in source_names -%}
+        {%- do insert_columns.append(column.quoted) -%}
+    {%- endfor -%}
+    {%- set update_columns = update_columns or insert_columns -%}
 
     {{ sql_header if sql_header is not none }}
 
@@ -53,19 +65,12 @@
     when matched and DBT_INTERNAL_SOURCE.{{ delete_column }} then delete
     {%- endif %}
     when matched {%- if update_condition %} and ({{ update_condition }}){% endif %} then update set
-    {%- if update_columns %}
-        {%- for column_name in update_columns %}
+    {%- for column_name in update_columns %}
         {{ column_name }} = DBT_INTERNAL_SOURCE.{{ column_name }}{{ ',' if not loop.last }}
-        {%- endfor %}
-    {%- else %} *
-    {%- endif %}
-    {%- if delete_column %}
-    when not matched and not DBT_INTERNAL_SOURCE.{{ delete_column }} then insert
+    {%- endfor %}
+    when not matched {%- if delete_column %} and not DBT_INTERNAL_SOURCE.{{ delete_column }}{% endif %} then insert
         ({{ insert_columns | join(', ') }})
         values ({% for column in insert_columns %}DBT_INTERNAL_SOURCE.{{ column }}{{ ', ' if not loop.last }}{% endfor %})
-    {%- else %}
-    when not matched then insert *
-    {%- endif %}
 {% endmacro %}
 
 
