@@ -9,7 +9,7 @@ export SPARK_CDC_HOME ?= $(CURDIR)/.spark_cdc
 export SPARK_CDC_TARGET ?= local
 export PYTHONHASHSEED ?= 0
 
-.PHONY: setup setup-browser run test test-fast lint lint-sql lint-python pytest bench docs dist lock clean
+.PHONY: setup setup-browser run test test-fast test-conformance test-conformance-dbt-1.12 lint lint-sql lint-python pytest bench docs dist lock clean
 
 setup:
 	@bash scripts/bootstrap.sh
@@ -25,8 +25,8 @@ test: setup lint pytest
 lint: lint-python lint-sql
 
 lint-python: setup
-	$(BIN)/ruff check src python_tests benchmarks models scripts
-	$(BIN)/ruff format --check src python_tests benchmarks models scripts
+	$(BIN)/ruff check src python_tests conformance_tests benchmarks models scripts
+	$(BIN)/ruff format --check src python_tests conformance_tests benchmarks models scripts
 
 # --processes 0: one linting process per CPU (about half the wall time on two cores).
 lint-sql: setup
@@ -35,6 +35,16 @@ lint-sql: setup
 
 test-fast: setup
 	$(BIN)/python -m pytest -m unit -q
+
+# dbt's adapter conformance suite (dbt-tests-adapter, conformance_tests/) on the sparkcdc session
+# target: on the lock's dbt; test-conformance-dbt-1.12 on dbt-core 1.12.0 (.venv-dbt-1.12).
+CONFORMANCE := -m pytest -c conformance_tests/pytest.ini -n 2 --durations 10 conformance_tests
+test-conformance: setup
+	$(BIN)/python $(CONFORMANCE) --junitxml build/conformance-dbt-lock.xml
+
+test-conformance-dbt-1.12:
+	@bash scripts/dbt_112_venv.sh
+	.venv-dbt-1.12/bin/python $(CONFORMANCE) --junitxml build/conformance-dbt-1.12.xml
 
 pytest: setup
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations 40 \
