@@ -20,7 +20,7 @@ setup-browser:
 run: setup
 	@$(BIN)/python -m spark_cdc_dev.main_job $(RUN_ARGS)
 
-test: setup lint pytest
+test: setup lint pytest test-conformance
 
 lint: lint-python lint-sql
 
