@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbt.adapters.base import PythonJobHelper, available
+from dbt.adapters.base import BaseRelation, PythonJobHelper, available
+from dbt.adapters.spark.column import SparkColumn
 from dbt.adapters.spark.impl import SparkAdapter
 
 from dbt.adapters.sparkcdc.connections import SparkcdcConnectionManager, SparkcdcConnectionMethod
@@ -14,6 +15,16 @@ from dbt.adapters.sparkcdc.python_submissions import (
     bind_session,
     left_behind,
 )
+
+# Spark's schema tree (what `show table extended` lists for a view or a non-Delta table) names
+# four types by their JVM names; DESCRIBE (what a Delta table's columns come from) and SQL name
+# them as below. dbt-spark's catalog then called one column type two ways.
+SCHEMA_TREE_TYPE_NAMES = {
+    "long": "bigint",
+    "integer": "int",
+    "short": "smallint",
+    "byte": "tinyint",
+}
 
 
 class SparkcdcAdapter(SparkAdapter):
@@ -32,6 +43,14 @@ class SparkcdcAdapter(SparkAdapter):
     @property
     def python_submission_helpers(self) -> dict[str, type[PythonJobHelper]]:
         return {**super().python_submission_helpers, "session": SessionPythonJobHelper}
+
+    def parse_columns_from_information(self, relation: BaseRelation) -> list[SparkColumn]:
+        """dbt-spark's columns of a relation's `show table extended` text, each type named as
+        DESCRIBE and SQL name it (``bigint``, not the schema tree's ``long``)."""
+        columns = super().parse_columns_from_information(relation)
+        for column in columns:
+            column.dtype = SCHEMA_TREE_TYPE_NAMES.get(column.dtype, column.dtype)
+        return columns
 
     @available
     def spark_location(self, location: str) -> str:
