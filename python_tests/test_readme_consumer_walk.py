@@ -1,8 +1,9 @@
 """The consumer-project walk (docs/use-in-your-project.md), run exactly as written with bash,
-from a copy of this project: the wheel is built, the team's project is created beside it with a
-virtualenv of its own holding its dbt, and every package is held at the lowest version
-spark_cdc's ranges allow (``PIP_CONSTRAINT=constraints/lowest.txt``): installing the wheel
-keeps the team's dbt, and everything runs from the wheel on the low end of every range.
+from a copy of this project with nothing set up (no virtualenv, nothing built): the team's
+project is created beside it with a virtualenv of its own holding its dbt, pip builds spark_cdc
+from the copy into it, and every package is held at the lowest version spark_cdc's ranges allow
+(``PIP_CONSTRAINT=constraints/lowest.txt``): installing spark_cdc keeps the team's dbt, and
+everything runs from the installed package on the low end of every range.
 
 Then again with the team's dbt at 1.12.0 (the walk's one line that installs the team's dbt
 names 1.12.0 and the parser wheel it installs with; the rest as pip resolves it): the
@@ -12,8 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -48,7 +47,6 @@ def test_the_consumer_walk_runs_as_written(tmp_path, teams_dbt):
     (block,) = MARKER.findall(docs_text())
     assert TEAMS_DBT in block
     checkout = copy_project(tmp_path / "spark_cdc")
-    (checkout / ".venv").symlink_to(Path(sys.executable).parents[1])
     env = command_env(drop=("SPARK_CDC_", "DBT_", "PYSPARK_", "VIRTUAL_ENV"), profiles=None)
     if teams_dbt == "1.12.0":  # the team's own environment: what pip resolves around it
         block = block.replace(TEAMS_DBT, DBT_1_12)
@@ -57,13 +55,13 @@ def test_the_consumer_walk_runs_as_written(tmp_path, teams_dbt):
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     done = run_command(["bash", "-euo", "pipefail", "-c", block], env, cwd=checkout, timeout=1500)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    # The wheel holds the library's packages and leaves the project's own tools out.
-    (wheel,) = (checkout / "dist").glob("spark_cdc-*.whl")
-    names = set(zipfile.ZipFile(wheel).namelist())
-    for package in ("core", "session", "engine", "cli", "change_events", "dbt_models"):
-        assert f"spark_cdc/{package}/__init__.py" in names, package
-    assert not any(name.startswith("spark_cdc_dev/") for name in names)
     team = tmp_path / "team_lake"
+    # What pip built holds the library's packages and leaves the project's own tools out.
+    (site_packages,) = (team / ".venv" / "lib").glob("python3*/site-packages")
+    for package in ("core", "session", "engine", "cli", "change_events", "dbt_models"):
+        assert (site_packages / "spark_cdc" / package / "__init__.py").is_file(), package
+    assert not (site_packages / "spark_cdc_dev").exists()
+    assert not (checkout / "dist").exists()
     installed = _installed(team / ".venv")
     if teams_dbt == "1.12.0":  # the team's dbt was kept
         assert installed["dbt-core"] == "1.12.0", installed
