@@ -112,15 +112,23 @@ def jvm_error_message(error: Exception) -> str:
     error of Delta's own classes (DELTA_MERGE_UNRESOLVED_EXPRESSION, a MERGE naming a column the
     source lacks) is not among Spark 4.2's, so formatting fails with ``[INTERNAL_ERROR] Cannot
     find main error class`` and the real error is left as that failure's context. Its own
-    message (Delta formats it) names what is wrong."""
+    message (Delta formats it) names what is wrong, and each cause's message follows (a failed
+    write's cause is the error the query raised)."""
     from py4j.protocol import Py4JJavaError
 
     context = error.__context__
     original = context if isinstance(context, Py4JJavaError) else error
+    messages: list[str] = []
     try:
-        return str(original.java_exception.getMessage())  # type: ignore[attr-defined]
+        throwable = original.java_exception  # type: ignore[attr-defined]
+        while throwable is not None and len(messages) < 10:
+            message = str(throwable.getMessage() or "")
+            if message and not any(message in earlier for earlier in messages):
+                messages.append(message)
+            throwable = throwable.getCause()
     except Exception:
         return str(error)
+    return "\n".join(messages) or str(error)
 
 
 class BoundCursor(Cursor):
