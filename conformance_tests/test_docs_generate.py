@@ -11,19 +11,25 @@ from dbt.tests.adapter.basic.test_docs_generate import BaseDocsGenerate
 from dbt.tests.util import AnyInteger
 
 
+def spark_catalog(project, seed_stats: dict | None = None) -> dict:
+    """dbt's expected catalog in Spark's type names (owner: the user the session runs as)."""
+    return expected_catalog.base_expected_catalog(
+        project,
+        role=getpass.getuser(),
+        id_type="bigint",
+        text_type="string",
+        time_type="timestamp",
+        view_type="view",
+        table_type="table",
+        model_stats=expected_catalog.no_stats(),
+        seed_stats=seed_stats,
+    )
+
+
 class TestDocsGenerate(BaseDocsGenerate):
     @pytest.fixture(scope="class")
     def expected_catalog(self, project) -> dict:
-        return expected_catalog.base_expected_catalog(
-            project,
-            role=getpass.getuser(),
-            id_type="bigint",
-            text_type="string",
-            time_type="timestamp",
-            view_type="view",
-            table_type="table",
-            model_stats=expected_catalog.no_stats(),
-        )
+        return spark_catalog(project)
 
 
 class TestDocsGenerateWithPackage(BaseDocsGenerate):
@@ -34,17 +40,7 @@ class TestDocsGenerateWithPackage(BaseDocsGenerate):
 
     @pytest.fixture(scope="class")
     def expected_catalog(self, project) -> dict:
-        return expected_catalog.base_expected_catalog(
-            project,
-            role=getpass.getuser(),
-            id_type="bigint",
-            text_type="string",
-            time_type="timestamp",
-            view_type="view",
-            table_type="table",
-            model_stats=expected_catalog.no_stats(),
-            seed_stats=delta_table_stats(rows=1),
-        )
+        return spark_catalog(project, seed_stats=delta_table_stats(rows=1))
 
 
 def delta_table_stats(rows: int) -> dict:
