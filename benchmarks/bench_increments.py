@@ -12,7 +12,12 @@ days of history and 1,000,000 a hundred. Steps:
 2. land the next batch and run the models (the increment), then ``dbt test`` the same models;
 3. the floor, in the same run: what a Spark engineer writes without the project for the same
    batch: the latest event per key of the increment (one aggregate) and one Delta MERGE into a
-   copy of the current table (the same live keys);
+   copy of the current table (the same live keys); and the dbt-native peer
+   (``_dbt_native_peer``: an incremental merge model of the latest event per key and
+   ``dbt snapshot`` of it, on stock dbt-spark) and the hand-written Delta pipeline
+   (``_delta_pipeline_peer``: ledger and quarantine appended, the history by the staged-updates
+   MERGE, the current table by one MERGE), each built after step 1 and run after step 2, with
+   the keys whose live rows differ from the project's current table (``wrong_rows``);
 4. a ``--full-refresh`` of the models on the same batches: the ledger, history, current and
    quarantine must hold the rows the incremental runs left (``equals_full_refresh``).
 
@@ -49,6 +54,8 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _dbt_native_peer as dbt_native_peer
+import _delta_pipeline_peer as delta_pipeline_peer
 from _common import save_results, timed_subprocess_peak
 from _event_log import Application, Reads, event_log_conf, new_applications, read_applications
 
@@ -61,6 +68,7 @@ SCHEMA_DRIFT_MODELS = ("stg_schema_drift__events+",)
 HASH_CDC_MODELS = ("stg_hash_cdc__synthetic+",)
 FIRST_DAY = date(2026, 1, 1)
 LANDING = "landing.customers_change_events"
+INITIAL = "landing.customers_initial_rows"
 CURRENT = "spark_cdc.change_events__customers_current"
 # The tables a --full-refresh must leave as the incremental runs left them (process ids aside;
 # the run summary has a row per run, so it differs by construction).
@@ -144,13 +152,15 @@ class Case:
         )
         return env
 
-    def run(self, *command: str, extra: dict[str, str] | None = None) -> str:
-        """Run a command unmeasured (``extra``: environment variables over the case's); its
-        output."""
+    def run(
+        self, *command: str, extra: dict[str, str] | None = None, cwd: Path | None = None
+    ) -> str:
+        """Run a command unmeasured (``extra``: environment variables over the case's; ``cwd``:
+        another dbt project of the home, its profile beside it); its output."""
         done = subprocess.run(
             command,
-            cwd=self.project,
-            env={**self.env(), **(extra or {})},
+            cwd=cwd or self.project,
+            env={**self.env(), **(extra or {}), **self._profile_of(cwd)},
             capture_output=True,
             text=True,
         )
@@ -158,10 +168,15 @@ class Case:
             raise RuntimeError(f"{command} failed:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
         return done.stdout
 
-    def measured(self, *command: str) -> tuple[dict, Application | None]:
+    @staticmethod
+    def _profile_of(cwd: Path | None) -> dict[str, str]:
+        return {"DBT_PROFILES_DIR": str(cwd)} if cwd else {}
+
+    def measured(self, *command: str, cwd: Path | None = None) -> tuple[dict, Application | None]:
         """Run a command, return its wall seconds, peak memory and reads (and its application)."""
         before = set(read_applications(self.logs))
-        seconds, peak = timed_subprocess_peak(command, self.env(), self.project)
+        env = {**self.env(), **self._profile_of(cwd)}
+        seconds, peak = timed_subprocess_peak(command, env, cwd or self.project)
         apps = new_applications(self.logs, before)
         total = Reads()
         for app in apps:
@@ -217,13 +232,21 @@ def change_events_case(
         *("--max-gap-ms", str(max_gap_ms_for_a_day(increment))),
     )
     land = (str(BIN / "spark-cdc"), "land-change-events", str(stream), "--table", LANDING)
-    initial = ("--initial-table", "landing.customers_initial_rows")
+    initial = ("--initial-table", INITIAL)
     case.run(*land, "--batches", f"0:{batches}", *initial)
     dbt = str(BIN / "dbt")
     full, _ = case.measured(dbt, "run", "--select", *CHANGE_EVENT_MODELS)
+    peer = dbt_native_peer.write_project(case.root / "native_peer")
+    peer_full = _peer_run(case, peer)
+    pipeline = delta_pipeline_peer.pipeline_script(case.root, LANDING, INITIAL)
+    pipeline_full = _windowed(case, pipeline, 0, batches)
     case.run(*land, "--batches", f"{batches}:{batches + 1}")
     run, app = case.measured(dbt, "run", "--select", *CHANGE_EVENT_MODELS)
     models = per_model(case.project, app)
+    peer_increment = _peer_run(case, peer)
+    peer_increment["wrong_rows"] = _wrong_rows(case, "native_peer.customers_live")
+    pipeline_increment = _windowed(case, pipeline, batches, batches + 1)
+    pipeline_increment["wrong_rows"] = _wrong_rows(case, "delta_peer.current")
     test, test_app = case.measured(dbt, "test", "--select", *CHANGE_EVENT_MODELS)
     tests = per_model(case.project, test_app)
     floor = _floor(case, batches)
@@ -245,8 +268,48 @@ def change_events_case(
         "test": test,
         "tests": tests,
         "floor": floor,
+        "dbt_native_peer": {"full_build": peer_full, "increment": peer_increment},
+        "delta_pipeline_peer": {"full_build": pipeline_full, "increment": pipeline_increment},
         "equals_full_refresh": equal,
     }
+
+
+def _windowed(case: Case, script: Path, *arguments: int) -> dict:
+    """A script's figures from the window it prints (``<NAME>_WINDOW start end``, epoch ms):
+    its own work, not the session's start."""
+    before = set(read_applications(case.logs))
+    started = time.perf_counter()
+    output = case.run(str(BIN / "python"), str(script), *(str(a) for a in arguments))
+    seconds = time.perf_counter() - started
+    window = [line for line in output.splitlines() if "_WINDOW " in line][-1]
+    start, end = (int(part) for part in window.split()[1:])
+    reads = Reads()
+    for app in new_applications(case.logs, before):
+        reads.add(app.total(start, end))
+    return {
+        "seconds": round((end - start) / 1000, 1),
+        "process_seconds": round(seconds, 1),
+        **reads.as_dict(),
+    }
+
+
+def _wrong_rows(case: Case, table: str) -> int:
+    """How many keys' rows of ``table`` differ from the project's current table's."""
+    script = delta_pipeline_peer.wrong_rows_script(case.root, table, CURRENT)
+    output = case.run(str(BIN / "python"), str(script))
+    return int(output.split("WRONG_ROWS")[-1].split()[0])
+
+
+def _peer_run(case: Case, peer: Path) -> dict:
+    """The dbt-native peer's run: ``dbt run`` then ``dbt snapshot``, their figures summed (the
+    peak memory the higher of the two)."""
+    dbt = str(BIN / "dbt")
+    run, _ = case.measured(dbt, "run", cwd=peer)
+    snapshot, _ = case.measured(dbt, "snapshot", cwd=peer)
+    summed = {key: run[key] + snapshot[key] for key in run if key != "peak_mib"}
+    summed["seconds"] = round(summed["seconds"], 1)
+    summed["peak_mib"] = max(run["peak_mib"], snapshot["peak_mib"])
+    return {**summed, "run": run, "snapshot": snapshot}
 
 
 def _digests(case: Case) -> dict:
@@ -363,21 +426,7 @@ def _floor(case: Case, batch: int) -> dict:
     """The floor's figures: only its own work (the aggregate and the MERGE), from its window."""
     script = case.root / "floor.py"
     script.write_text(FLOOR.format(current=CURRENT, landing=LANDING))
-    before = set(read_applications(case.logs))
-    started = time.perf_counter()
-    output = case.run(str(BIN / "python"), str(script), str(batch))
-    seconds = time.perf_counter() - started
-    window = [line for line in output.splitlines() if line.startswith("FLOOR_WINDOW")][-1]
-    start, end = (int(part) for part in window.split()[1:])
-    apps = new_applications(case.logs, before)
-    reads = Reads()
-    for app in apps:
-        reads.add(app.total(start, end))
-    return {
-        "seconds": round((end - start) / 1000, 1),
-        "process_seconds": round(seconds, 1),
-        **reads.as_dict(),
-    }
+    return _windowed(case, script, batch)
 
 
 def ratios(cases: list[dict]) -> dict:
@@ -397,8 +446,24 @@ def ratios(cases: list[dict]) -> dict:
             "increment_bytes_vs_floor": _div(
                 case["increment"]["bytes_read"], (case["floor"] or {}).get("bytes_read", 0)
             ),
+            **_peer_ratios(case),
         }
     return out
+
+
+def _peer_ratios(case: dict) -> dict:
+    """The increment's and full build's wall time, jobs and records over each peer's (change
+    events)."""
+    ratios = {}
+    for name in ("dbt_native_peer", "delta_pipeline_peer"):
+        peer = case.get(name) or {}
+        for step in ("increment", "full_build"):
+            if peer.get(step):
+                for figure in ("seconds", "jobs", "records_read"):
+                    ratios[f"{step}_{figure}_vs_{name}"] = _div(
+                        case[step][figure], peer[step][figure]
+                    )
+    return ratios
 
 
 def _ratio(case: dict, first: dict, step: str, figure: str) -> float | None:
