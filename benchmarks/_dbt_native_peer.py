@@ -83,7 +83,8 @@ ranked as (
 
 select id, is_deleted, name, amount, updated_at, _batch_id
 from ranked
-where latest = 1
+-- the generator sends events without a key (the project quarantines them)
+where latest = 1 and id is not null
 """
 
 LIVE_SQL = """\
