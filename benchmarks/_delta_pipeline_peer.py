@@ -3,15 +3,18 @@ Spark engineer writes without dbt or spark_cdc, run as one script per run
 (``python <script> <first batch> <last batch>``, batches ``first <= _batch_id < last``):
 
 - the ledger: the run's valid events appended;
-- the quarantine: the run's invalid events (unknown change type, no event time) appended;
+- the quarantine: the run's invalid events (unknown change type, no event time, no key)
+  appended, each with its reason;
 - the SCD2 history by Delta's documented staged-updates MERGE: each key's latest action staged
   twice where it changes an open version (once under its key to close that version, once under
   a NULL merge key to insert the new one), the open-row predicate in the ON clause;
-- the current table by one MERGE (deletes removed, the rest upserted).
+- the current table by one MERGE (deletes removed, the rest upserted), a row changed only by an
+  event at least as new as the one it holds.
 
-An update that moves a key is a delete of the old key and an upsert of the new one; late events
-are not re-ordered against the history (a late event older than its key's open version still
-closes it), which ``wrong_rows`` in the benchmark shows against the project's current table.
+An update that moves a key is a delete of the old key and an upsert of the new one. Late events
+are not re-ordered: one older than its key's open version is left out of the history, and one
+older than a delete brings the deleted key back into the current table; ``wrong_rows`` in the
+benchmark counts the keys whose current row differs from the project's.
 The first run (``first`` = 0) also takes the initial rows and creates the tables.
 """
 
@@ -32,15 +35,20 @@ spark.sql("create schema if not exists delta_peer")
 events = spark.table("{landing}").where(
     (F.col("_batch_id") >= first) & (F.col("_batch_id") < last)
 )
-is_valid = F.lower("change_type").isin("insert", "update", "delete") & F.col("event_ts").isNotNull()
-valid = events.where(is_valid)
-events.where(~is_valid).withColumn("reason", F.lit("invalid")).write.format("delta").mode(
-    "append"
-).saveAsTable("delta_peer.quarantine")
-valid.write.format("delta").mode("append").saveAsTable("delta_peer.ledger")
-
 image_key = F.element_at("column_values", 1)
 old_key = F.element_at("old_key_values", 1)
+reason = (
+    F.when(~F.lower("change_type").isin("insert", "update", "delete"), "unknown_change_type")
+    .when(F.col("event_ts").isNull(), "no_event_time")
+    .when(F.coalesce(image_key, old_key).isNull(), "no_key")
+)
+checked = events.withColumn("reason", reason)
+checked.where("reason is not null").write.format("delta").mode("append").saveAsTable(
+    "delta_peer.quarantine"
+)
+valid = checked.where("reason is null").drop("reason")
+valid.write.format("delta").mode("append").saveAsTable("delta_peer.ledger")
+
 actions = valid.select(
     F.coalesce(image_key, old_key).cast("int").alias("id"),
     F.when(F.lower("change_type") == "delete", "delete").otherwise("upsert").alias("kind"),
@@ -78,15 +86,20 @@ if first == 0:
 history = DeltaTable.forName(spark, "delta_peer.history")
 open_rows = history.toDF().where("valid_to is null").select(
     "id", F.col("name").alias("open_name"), F.col("amount").alias("open_amount"),
-    F.lit(True).alias("has_open"),
+    F.col("valid_from").alias("open_from"), F.lit(True).alias("has_open"),
 )
 known = latest.join(open_rows, "id", "left").fillna(False, subset=["has_open"])
 changed = ~F.col("open_name").eqNullSafe(F.col("name")) | ~F.col("open_amount").eqNullSafe(
     F.col("amount")
 )
+# An action older than its key's open version is left out (the history is not re-ordered).
+not_older = ~F.col("has_open") | (F.col("updated_at") >= F.col("open_from"))
 changes = known.where(
-    (F.col("kind") == "delete") & F.col("has_open")
-    | (F.col("kind") == "upsert") & (~F.col("has_open") | changed)
+    not_older
+    & (
+        (F.col("kind") == "delete") & F.col("has_open")
+        | (F.col("kind") == "upsert") & (~F.col("has_open") | changed)
+    )
 ).select("id", "kind", "name", "amount", "updated_at", "has_open")
 # Staged updates: under its key, a change closes the open version (or, for a new key, is
 # inserted); under a NULL key, an upsert of a key with an open version inserts the new one.
@@ -112,8 +125,8 @@ VALUES = {{"name": "s.name", "amount": "s.amount", "updated_at": "s.updated_at"}
 (
     DeltaTable.forName(spark, "delta_peer.current").alias("t")
     .merge(latest.alias("s"), "t.id = s.id")
-    .whenMatchedDelete(condition="s.kind = 'delete'")
-    .whenMatchedUpdate(set=VALUES)
+    .whenMatchedDelete(condition="s.kind = 'delete' and s.updated_at >= t.updated_at")
+    .whenMatchedUpdate(condition="s.kind != 'delete' and s.updated_at >= t.updated_at", set=VALUES)
     .whenNotMatchedInsert(condition="s.kind != 'delete'", values={{"id": "s.id", **VALUES}})
     .execute()
 )
