@@ -3,8 +3,9 @@ Spark engineer writes without dbt or spark_cdc, run as one script per run
 (``python <script> <first batch> <last batch>``, batches ``first <= _batch_id < last``):
 
 - the ledger: the run's valid events appended;
-- the quarantine: the run's invalid events (unknown change type, no event time, no key)
-  appended, each with its reason;
+- the quarantine: the run's invalid events (unknown change type, no event time, no key; an
+  insert or update without values, with the wrong number of them, or with an amount that is no
+  integer) appended, each with its reason;
 - the SCD2 history by Delta's documented staged-updates MERGE: each key's latest action staged
   twice where it changes an open version (once under its key to close that version, once under
   a NULL merge key to insert the new one), the open-row predicate in the ON clause;
@@ -37,10 +38,15 @@ events = spark.table("{landing}").where(
 )
 image_key = F.element_at("column_values", 1)
 old_key = F.element_at("old_key_values", 1)
+is_delete = F.lower("change_type") == "delete"
+amount = F.element_at("column_values", 3)
 reason = (
     F.when(~F.lower("change_type").isin("insert", "update", "delete"), "unknown_change_type")
     .when(F.col("event_ts").isNull(), "no_event_time")
     .when(F.coalesce(image_key, old_key).isNull(), "no_key")
+    .when(~is_delete & F.col("column_values").isNull(), "no_values")
+    .when(~is_delete & (F.size("column_values") != 3), "wrong_column_count")
+    .when(~is_delete & amount.isNotNull() & amount.cast("int").isNull(), "bad_value:amount")
 )
 checked = events.withColumn("reason", reason)
 checked.where("reason is not null").write.format("delta").mode("append").saveAsTable(
