@@ -10,6 +10,7 @@ a session that already exists in the process is reused as it is.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -131,6 +132,21 @@ def driver_address_settings(master: str) -> dict[str, str]:
     return settings
 
 
+def python_worker_environment(
+    master: str, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment that names the Python workers' interpreter (PySpark reads
+    ``PYSPARK_PYTHON`` when its context starts): for a local master, this process's own
+    (PySpark's default is whatever ``python3`` comes first on the PATH, which outside an
+    activated venv is another interpreter, without the venv's packages or of another version);
+    nothing when ``PYSPARK_PYTHON`` is set already, or for a cluster, whose executors run
+    elsewhere."""
+    found = os.environ if environ is None else environ
+    if not master.startswith("local") or found.get("PYSPARK_PYTHON"):
+        return {}
+    return {"PYSPARK_PYTHON": sys.executable}
+
+
 def get_or_create_session(
     home: Path | None = None,
     master: str | None = None,
@@ -154,6 +170,7 @@ def get_or_create_session(
     settings["spark.jars"] = ",".join(str(jar) for jar in jars)
     add_to_driver_options(settings, jars)
     settings.update(driver_address_settings(settings["spark.master"]))
+    os.environ.update(python_worker_environment(settings["spark.master"]))
     for key, value in (extra or {}).items():
         settings[str(key)] = str(value)
     if uses_embedded_metastore(settings):
