@@ -31,6 +31,7 @@ from spark_cdc.change_events.pipeline import (
     merge_versions,
     new_batches,
 )
+from spark_cdc.change_events.progress import latest_batch
 from spark_cdc.change_events.resolve import current_rows
 from spark_cdc.cli.main import main
 
@@ -158,7 +159,7 @@ class Source:
         self.delivered.update(files)
         feed = spark.table(self.landed)
         if self.ledger is not None:
-            feed = new_batches(feed, self.ledger)
+            feed = new_batches(feed, latest_batch(self.ledger))
         feed = normalize_debezium(feed, self.schema, self.settings)
         feed = feed.withColumnRenamed("source_message", RAW_RECORD)
         process = f"run-{self.runs}"

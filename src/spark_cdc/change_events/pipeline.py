@@ -24,12 +24,12 @@ quarantines the same events and yields the same versions as any sequence of incr
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
@@ -43,10 +43,12 @@ from spark_cdc.change_events.evolution import (
     with_discovered_images,
 )
 from spark_cdc.change_events.model import TOMBSTONE, ChangeEventConfigError, TargetSchema
-from spark_cdc.change_events.normalize import REASON, normalize_events
+from spark_cdc.change_events.normalize import REASON, UNCHANGED_COLUMNS, normalize_events
+from spark_cdc.change_events.progress import latest_batch
 from spark_cdc.change_events.resolve import (
     TRUNCATE,
     VERSION_COLUMNS,
+    KeyMoves,
     key_struct,
     moves_a_key,
     resolve_versions,
@@ -151,9 +153,14 @@ def _watermarks(batches: DataFrame, lateness: timedelta) -> DataFrame:
 
 
 def _with_watermarks(
-    events: DataFrame, feed: DataFrame, prior: DataFrame | None, lateness: timedelta
+    events: DataFrame,
+    feed: DataFrame,
+    prior: DataFrame | None,
+    lateness: timedelta,
+    highest: int | None,
 ) -> DataFrame:
-    """``events`` with the watermark of their batch (the ledger so far counts as earlier)."""
+    """``events`` with the watermark of their batch (the ledger so far, whose highest batch is
+    ``highest``, counts as earlier)."""
     # Events quarantined for their column set (a name collision, an invalid name) still tell how
     # far the source's time has got.
     valid_ts = (
@@ -163,8 +170,7 @@ def _with_watermarks(
         | F.col(REASON).startswith("invalid_name:")
     )
     per_batch = events.where(valid_ts).groupBy(BATCH).agg(F.max("event_ts").alias("batch_max_ts"))
-    highest = None if prior is None else prior.agg(F.max(BATCH)).first()[0]
-    if highest is not None:
+    if prior is not None and highest is not None:
         # The latest valid event_ts of all earlier batches, from the ledger's last batch alone:
         # its own latest, or its watermark plus the lateness (the latest of the batches before
         # it), whichever is later (Delta reads that batch's files only).
@@ -181,20 +187,27 @@ def _with_watermarks(
     return events.join(F.broadcast(marks), BATCH, "left")
 
 
-def new_batches(feed: DataFrame, prior: DataFrame) -> DataFrame:
-    """The feed's batches above the highest batch of the ledger so far (the landing numbers
-    batches upward and a ledger run takes every batch it finds, so no batch below it is new):
-    the ledger is asked for one maximum, which Delta answers from its file statistics."""
-    highest = prior.agg(F.max(BATCH)).first()[0]
+def new_batches(feed: DataFrame, highest: int | None) -> DataFrame:
+    """The feed's batches above ``highest``, the highest batch of the ledger so far (the landing
+    numbers batches upward and a ledger run takes every batch it finds, so no batch below it is
+    new)."""
     return feed if highest is None else feed.where(F.col(BATCH) > F.lit(highest))
 
 
 def ledger_increment(
-    feed: DataFrame, prior: DataFrame | None, config: SourceConfig, process_id: str
+    feed: DataFrame,
+    prior: DataFrame | None,
+    config: SourceConfig,
+    process_id: str,
+    highest: int | None = None,
 ) -> DataFrame:
-    """Ledger rows for the feed's batches that ``prior`` (the ledger so far) does not hold."""
+    """Ledger rows for the feed's batches that ``prior`` (the ledger so far) does not hold;
+    ``highest``: the prior ledger's highest batch when the caller has read it (None: read here;
+    a feed already cut to the batches above it is cut again, harmlessly)."""
     if prior is not None:
-        feed = new_batches(feed, prior)
+        if highest is None:
+            highest = latest_batch(prior)
+        feed = new_batches(feed, highest)
     # Kept: read by the ledger rows, the column sets and (with a lateness) the per-batch
     # watermarks, and filtered on its reason (which the optimizer would otherwise inline into
     # every filter).
@@ -207,7 +220,7 @@ def ledger_increment(
         # batches (or over the prior ledger's).
         events = events.withColumn("watermark", F.lit(None).cast("timestamp"))
     else:
-        events = _with_watermarks(events, feed, prior, config.allowed_lateness)
+        events = _with_watermarks(events, feed, prior, config.allowed_lateness, highest)
         late = F.col(REASON).isNull() & (F.col("event_ts") < F.col("watermark"))
         events = events.withColumn(REASON, F.when(late, F.lit("too_late")).otherwise(F.col(REASON)))
     if config.evolve_columns:
@@ -228,20 +241,21 @@ def ledger_increment(
     events = events.withColumn("_repeated", repeated)
     if prior is not None:
         seen = prior.where(F.col("status") == "applied")
-        horizon = None
-        if config.allowed_lateness is not None:
-            horizon = events.agg(F.min("watermark")).first()[0]
-        if horizon is not None:
-            seen = seen.where(F.col("event_ts") >= F.lit(horizon))
         # Only this increment's own fingerprints are looked up in the ledger so far (a small
         # increment is broadcast): the earlier events are read, not shuffled. An exact
         # duplicate has its original's event_ts (the fingerprint covers it), so only the
-        # earlier events within the increment's time span are read (the ledger's files keep
-        # event_ts statistics).
+        # earlier events within the increment's time span (and at or after its lowest
+        # watermark, with a lateness) are read (the ledger's files keep event_ts statistics).
+        # The bounds come from one pass over the increment.
+        valid_ts = F.when(F.col(REASON).isNull(), F.col("event_ts"))
+        earliest, latest, horizon = events.agg(
+            F.min(valid_ts), F.max(valid_ts), F.min("watermark")
+        ).first()
+        if config.allowed_lateness is not None and horizon is not None:
+            seen = seen.where(F.col("event_ts") >= F.lit(horizon))
         fresh = events.where(F.col(REASON).isNull()).select("event_fingerprint", "event_ts")
-        span = fresh.agg(F.min("event_ts"), F.max("event_ts")).first()
-        if span[0] is not None:
-            seen = seen.where(F.col("event_ts").between(F.lit(span[0]), F.lit(span[1])))
+        if earliest is not None:
+            seen = seen.where(F.col("event_ts").between(F.lit(earliest), F.lit(latest)))
         fresh = fresh.select("event_fingerprint")
         seen = (
             seen.select("event_fingerprint")
@@ -312,15 +326,89 @@ def _action_keys(events: DataFrame, schema: TargetSchema) -> DataFrame:
     )
 
 
-def _linked_keys(keys: DataFrame, events: DataFrame, schema: TargetSchema) -> DataFrame:
+# A run's key moves up to this many are linked on the driver (as key hashes, one collect);
+# a window with more is linked in Spark, one join and count per step of the longest chain.
+DRIVER_LINKED_MOVES = 200_000
+
+
+def _linked_keys(
+    keys: DataFrame, events: DataFrame, schema: TargetSchema
+) -> tuple[DataFrame, KeyMoves]:
     """``keys`` grown by every key that a key-moving event of ``events`` links to one of them
     (old key to new key and back), until no event adds one: the keys whose versions can change
-    together (a move-in inherits created_at from its source key's run)."""
-    moves = events.where(moves_a_key(schema)).select(
+    together (a move-in inherits created_at from its source key's run); and what ``events``
+    say about key moves (for resolve_versions).
+
+    The moves are read once, as (old key, new key) hashes and whether the move leaves a column
+    unchanged; the hashes' connected components are found on the driver, and the keys of every
+    component that holds one of ``keys`` are added. Two keys that share a hash share a
+    component: a collision can only add keys, which then resolve to the versions they have."""
+    moving = events.where(moves_a_key(schema))
+    image_key = key_struct(F.col("image"), schema)
+    leaves = _leaves_unchanged(events)
+    found = (
+        moving.select(
+            F.xxhash64("old_key").alias("_from"), F.xxhash64(image_key).alias("_to"), leaves
+        )
+        .limit(DRIVER_LINKED_MOVES + 1)
+        .collect()
+    )
+    if not found:
+        return keys, KeyMoves(any=False, leave_unchanged=False)
+    moves = KeyMoves(any=True, leave_unchanged=any(row[2] for row in found))
+    if len(found) > DRIVER_LINKED_MOVES:
+        return _linked_keys_in_spark(keys, moving, schema), moves
+    component = _components((row[0], row[1]) for row in found)
+    spark = events.sparkSession
+    components = spark.createDataFrame(list(component.items()), "_hash bigint, _component bigint")
+    hit = (
+        keys.select(F.xxhash64("_key").alias("_hash"))
+        .join(F.broadcast(components), "_hash")
+        .select("_component")
+        .distinct()
+    )
+    ends = moving.select(F.col("old_key").alias("_key")).unionByName(
+        moving.select(image_key.alias("_key"))
+    )
+    linked = (
+        ends.withColumn("_hash", F.xxhash64("_key"))
+        .join(F.broadcast(components), "_hash")
+        .join(F.broadcast(hit), "_component", "left_semi")
+        .select("_key")
+    )
+    return keys.unionByName(linked).distinct().localCheckpoint(), moves
+
+
+def _leaves_unchanged(events: DataFrame) -> Column:
+    """Whether an event leaves a column unchanged (false for events that never do)."""
+    if UNCHANGED_COLUMNS not in events.columns:
+        return F.lit(False)
+    return F.coalesce(F.size(F.col(UNCHANGED_COLUMNS)) > 0, F.lit(False))
+
+
+def _components(edges: Iterable[tuple[int, int]]) -> dict[int, int]:
+    """Each node of ``edges`` (pairs of hashes) with its connected component's smallest node."""
+    parent: dict[int, int] = {}
+
+    def root(node: int) -> int:
+        parent.setdefault(node, node)
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for a, b in edges:
+        first, second = root(a), root(b)
+        if first != second:
+            parent[max(first, second)] = min(first, second)
+    return {node: root(node) for node in parent}
+
+
+def _linked_keys_in_spark(keys: DataFrame, moving: DataFrame, schema: TargetSchema) -> DataFrame:
+    """_linked_keys for a window of many moves: grown in Spark, one step per join."""
+    moves = moving.select(
         F.col("old_key").alias("_from"), key_struct(F.col("image"), schema).alias("_to")
     )
-    if moves.isEmpty():
-        return keys
     edges = moves.unionByName(
         moves.select(F.col("_to").alias("_from"), F.col("_from").alias("_to"))
     ).localCheckpoint()
@@ -431,7 +519,7 @@ def history_increment(
         fresh = window.where(F.col("process_id") == process_id)
     else:
         fresh = window.where(F.col(BATCH) > F.lit(resolved_through))
-    keys = _linked_keys(_action_keys(fresh, schema), window, schema)
+    keys, moves = _linked_keys(_action_keys(fresh, schema), window, schema)
     at_horizon = (
         (F.col("valid_from") < F.lit(horizon)) & (F.col("valid_to") >= F.lit(horizon))
     ) | ((F.col("version_id") == INITIAL_VERSION) & (F.col("valid_from") >= F.lit(horizon)))
@@ -451,14 +539,22 @@ def history_increment(
         config,
         high_dttm,
         process_id,
+        moves,  # the window's moves: those of the events resolved, or more
     )
 
 
 def _resolved(
-    events: DataFrame, base: DataFrame | None, config: SourceConfig, high_dttm: str, process_id: str
+    events: DataFrame,
+    base: DataFrame | None,
+    config: SourceConfig,
+    high_dttm: str,
+    process_id: str,
+    moves: KeyMoves | None = None,
 ) -> DataFrame:
     truncates = config.truncate == "apply"
-    versions = resolve_versions(events, config.schema, high_dttm, base, process_id, truncates)
+    versions = resolve_versions(
+        events, config.schema, high_dttm, base, process_id, truncates, moves
+    )
     # Quoted: a discovered column's name may hold a dot (``a.b``), which F.col would split.
     content = [column(c) for c in versions.columns if c != "process_id"]
     return versions.withColumn("row_hash", F.md5(F.to_json(F.struct(*content))))

@@ -115,6 +115,7 @@ def ledger(dbt: Any, session: SparkSession, meta: Mapping[str, Any], feed: DataF
         table = str(dbt.this)
         claim_next_write(session, load_identity("ledger", table), next_load(session, table))
     prior = _prior(dbt, session)
+    highest = None
     if prior is not None:
         # The batches this run ledgers are above the ledger's highest: its tests read those.
         highest = latest_batch(prior)
@@ -122,13 +123,13 @@ def ledger(dbt: Any, session: SparkSession, meta: Mapping[str, Any], feed: DataF
             record_changed_from(session, BATCH, int(highest) + 1)
     if settings(meta).get("input") == "debezium":
         if prior is not None:
-            feed = new_batches(feed, prior)
+            feed = new_batches(feed, highest)
         feed = normalize_debezium(feed, config.schema, debezium_settings(meta))
         feed = feed.withColumnRenamed("source_message", RAW_RECORD)
         if config.truncate == "refuse":
             refuse_truncates(feed, config.name)
     apply_property_defaults(session, LEDGER_TABLE_PROPERTIES)  # a new table's statistics
-    rows = ledger_increment(feed, prior, config, process_id(session))
+    rows = ledger_increment(feed, prior, config, process_id(session), highest)
     return rows if prior is not None else in_time_order(session, rows, "event_ts", BATCH)
 
 
