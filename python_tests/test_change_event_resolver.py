@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
+import pytest
 from change_event_support import (
     HIGH,
     expected_state,
@@ -19,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
+from spark_cdc.change_events import pipeline
 from spark_cdc.change_events.feed import feed_frame
 from spark_cdc.change_events.model import ChangeEvent, TargetSchema, fingerprint, validate
 from spark_cdc.change_events.normalize import REASON, normalize_events
@@ -83,6 +85,45 @@ def test_a_late_event_on_one_key_re_resolves_the_key_a_later_move_took_its_row_t
     assert versions_of(history, PEOPLE.schema) == expected_versions(expected, PEOPLE.schema)
     k3 = history.where("id = 'k3'").select("process_id").collect()
     assert [row.process_id for row in k3] == ["run-0"]  # not re-resolved by run 2
+
+
+@pytest.mark.parametrize("linked_on_the_driver", [True, False], ids=["driver", "spark"])
+def test_chained_moves_reached_by_a_late_event_re_resolve_the_same_keys_either_way(
+    spark, monkeypatch, linked_on_the_driver
+):
+    """Run 1 moves k1 -> k2 -> k3 (and k5 -> k6 apart); run 2 brings a late delete of k1 and
+    an update of k6. The keys moves link are found on the driver from the moves' key hashes,
+    or (above pipeline.DRIVER_LINKED_MOVES moves) in Spark: both give the reference's versions,
+    and neither re-resolves k4, which no move links."""
+    if not linked_on_the_driver:
+        monkeypatch.setattr(pipeline, "DRIVER_LINKED_MOVES", 0)
+
+    def insert(second, key):
+        return ChangeEvent("insert", at(second), None, ("id", "name"), (key, key))
+
+    def move(second, old, new):
+        return ChangeEvent("update", at(second), None, ("id", "name"), (new, old), ("id",), (old,))
+
+    run_1 = [
+        insert(10, "k1"),
+        insert(12, "k4"),
+        insert(14, "k5"),
+        move(30, "k1", "k2"),
+        move(35, "k2", "k3"),
+        move(36, "k5", "k6"),
+        ChangeEvent("update", at(40), None, ("id", "name"), ("k3", "renamed"), ("id",), ("k3",)),
+    ]
+    run_2 = [
+        ChangeEvent("delete", at(20), None, None, None, ("id",), ("k1",)),
+        ChangeEvent("update", at(50), None, ("id", "name"), ("k6", "six"), ("id",), ("k6",)),
+    ]
+    _, history = run_incrementally(spark, [[(1, run_1)], [(2, run_2)]], PEOPLE, marks=True)
+    expected = resolve_reference({}, [*run_1, *run_2], PEOPLE.schema)
+    assert state_of(history, PEOPLE.schema) == expected_state(expected, PEOPLE.schema)
+    assert versions_of(history, PEOPLE.schema) == expected_versions(expected, PEOPLE.schema)
+    assert state_of(history, PEOPLE.schema)[("k3",)][2] == at(30)  # created_at: its own move
+    k4 = history.where("id = 'k4'").select("process_id").collect()
+    assert [row.process_id for row in k4] == ["run-0"]  # not re-resolved by run 2
 
 
 def test_a_key_change_that_leaves_a_column_unchanged_takes_the_old_keys_value(spark):

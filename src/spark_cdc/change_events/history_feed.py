@@ -25,10 +25,10 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 
-from spark_cdc.change_events.progress import mark_of
+from spark_cdc.change_events.progress import commits_of, mark_of
 from spark_cdc.core.delta_commits import live_marks
 
 FEED_PROPERTY = "delta.enableChangeDataFeed"
@@ -99,17 +99,22 @@ def feed_range(
 
 
 def versions_since(
-    spark: SparkSession, history: str, keys: Sequence[str], through: int | None
+    spark: SparkSession,
+    history: str,
+    keys: Sequence[str],
+    through: int | None,
+    commits: list[Row] | None = None,
 ) -> DataFrame | None:
     """The history rows that the commits after the mark ``through`` wrote, each in its state
-    now (``keys`` + version_id identify a version); None when the feed cannot answer."""
-    if not spark.catalog.tableExists(history):
+    now (``keys`` + version_id identify a version); None when the feed cannot answer.
+    ``commits``: the history's (progress.commits_of), when the caller has read them."""
+    if commits is None:
+        commits = commits_of(spark, history)
+    if commits is None:
         return None
     properties = table_properties(spark, history)
     if str(properties.get(FEED_PROPERTY, "false")).lower() != "true":
         return None
-    columns = ("version", "timestamp", "operation", "operationParameters", "userMetadata")
-    commits = spark.sql(f"describe history {history}").select(*columns).collect()
     now = datetime.now(UTC).replace(tzinfo=None)  # history times are zone-less UTC
     found = feed_range(commits, through, oldest_readable(properties, now))
     if found is None:

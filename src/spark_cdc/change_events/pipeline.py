@@ -456,13 +456,23 @@ def _new_rows(ledger: DataFrame, process_id: str, resolved_through: int | None) 
     return ledger.where(F.col(BATCH) > F.lit(resolved_through))
 
 
+def increment_bounds(
+    ledger: DataFrame, process_id: str, resolved_through: int | None = None
+) -> tuple[datetime | None, int | None]:
+    """(horizon, latest batch) of the ledger rows a history run takes in, from one pass: the
+    earliest event_ts of their applied events (every history version the run changes was live
+    at or after it; None when it applies nothing) and their highest batch (None: no rows)."""
+    applied_ts = F.when(F.col("status") == "applied", F.col("event_ts"))
+    rows = _new_rows(ledger, process_id, resolved_through)
+    horizon, latest = rows.agg(F.min(applied_ts), F.max(BATCH)).first()
+    return horizon, latest
+
+
 def increment_horizon(
     ledger: DataFrame, process_id: str, resolved_through: int | None = None
 ) -> datetime | None:
-    """The earliest event_ts of the applied events a history run takes in (history_increment):
-    every history version it changes was live at or after it; None when it applies nothing."""
-    applied_ts = F.when(F.col("status") == "applied", F.col("event_ts"))
-    return _new_rows(ledger, process_id, resolved_through).agg(F.min(applied_ts)).first()[0]
+    """The horizon of increment_bounds alone."""
+    return increment_bounds(ledger, process_id, resolved_through)[0]
 
 
 def history_increment(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from spark_cdc.core.delta_commits import live_marks
@@ -26,14 +26,26 @@ USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 BATCH = "_batch_id"
 
 
-def resolved_through(spark: SparkSession, table: str) -> int | None:
-    """The mark of the latest data commit of ``table`` that carries one and that its state still
-    holds (a RESTORE undoes the marks of the commits it reverts); None: no mark yet."""
+COMMIT_COLUMNS = ("version", "timestamp", "operation", "operationParameters", "userMetadata")
+
+
+def commits_of(spark: SparkSession, table: str) -> list[Row] | None:
+    """The commits of ``table`` (``describe history`` rows, newest first; COMMIT_COLUMNS), None
+    when there is no such table."""
     if not spark.catalog.tableExists(table):
         return None
-    columns = ("version", "timestamp", "operation", "operationParameters", "userMetadata")
-    history = spark.sql(f"describe history {table}").select(*columns).collect()
-    live = live_marks(history, mark_of)
+    return spark.sql(f"describe history {table}").select(*COMMIT_COLUMNS).collect()
+
+
+def resolved_through(
+    spark: SparkSession, table: str, commits: list[Row] | None = None
+) -> int | None:
+    """The mark of the latest data commit of ``table`` that carries one and that its state still
+    holds (a RESTORE undoes the marks of the commits it reverts); None: no mark yet.
+    ``commits``: the table's, when the caller has read them (commits_of)."""
+    if commits is None:
+        commits = commits_of(spark, table)
+    live = live_marks(commits or [], mark_of)
     return live[-1][1] if live else None
 
 

@@ -28,11 +28,12 @@ from spark_cdc.change_events.pipeline import (
     LEDGER_TABLE_PROPERTIES,
     SourceConfig,
     history_increment,
-    increment_horizon,
+    increment_bounds,
     ledger_increment,
     new_batches,
 )
 from spark_cdc.change_events.progress import (
+    commits_of,
     latest_batch,
     pending_process_ids,
     record_progress,
@@ -146,11 +147,13 @@ def history(
     high_dttm = str(settings(meta).get("high_dttm") or DEFAULT_HIGH_DTTM)
     prior = _prior(dbt, session)
     through = resolved_through(session, str(dbt.this)) if prior is not None else None
-    horizon = None
+    horizon = latest = None
     if prior is not None:
         # Every version the MERGE changes was live at or after the increment's horizon: the
         # MERGE looks at no closed version that ended before it (macros/incremental/merge.sql).
-        horizon = increment_horizon(ledger, process_id(session), through)
+        # The same pass gives the highest batch the run takes in: the mark its write records
+        # (without new rows, the mark stays).
+        horizon, latest = increment_bounds(ledger, process_id(session), through)
         if horizon is not None:
             session.conf.set(MERGE_TARGET_FLOOR, str(horizon))
     versions = history_increment(
@@ -163,7 +166,7 @@ def history(
         # The current table and the run summary read the versions a run wrote from the feed
         # (history_feed); a history built before it had one gets it now, once.
         enable_feed(session, str(dbt.this))
-    record_progress(session, latest_batch(ledger))
+    record_progress(session, latest_batch(ledger) if prior is None else latest)
     if prior is not None:
         record_changed_from(session, "valid_to", horizon if horizon is not None else high_dttm)
     apply_property_defaults(session, HISTORY_TABLE_PROPERTIES)  # a new table's statistics
@@ -191,12 +194,18 @@ def current(
     # Discovered columns are added here rather than by on_schema_change, which would also add
     # the merge's _is_deleted flag to the table.
     add_missing_columns(session, str(dbt.this), config.schema)
-    record_progress(session, latest_batch(ledger))
+    # This table reflects the ledger batches the history it reads reflects (the history's own
+    # mark; the ledger's highest batch for a history without one).
+    name = table_name(history)
+    commits = None if name is None else commits_of(session, name)
+    reflected = None if commits is None else resolved_through(session, name, commits)
+    record_progress(session, latest_batch(ledger) if reflected is None else reflected)
     # The versions written since the mark, from the history's Change Data Feed (the open
     # versions' files mix every run's rows); without a usable feed, the history's current rows
     # that the runs since the mark wrote.
-    name = table_name(history)
-    changed = None if name is None else versions_since(session, name, config.schema.keys, through)
+    changed = None
+    if commits is not None:
+        changed = versions_since(session, name, config.schema.keys, through, commits)
     if changed is not None:
         return current_changes(changed, config.schema)
     runs = pending_process_ids(ledger, through, process_id(session))
