@@ -54,7 +54,12 @@ where
     statistic skips them in the history itself). none: summarize every run (a full build, or the
     first run's ambiguity changed: its row also counts the initial rows). -#}
 {% macro change_events_summary_scope(ledger, history) %}
-    {%- set through = spark_cdc.highest_value(this, 'last_batch_id') -%}
+    {%- if not execute -%}{{ return(none) }}{%- endif -%}
+    {#- The table's last batch and its first run, from one read of it (a row per run). -#}
+    {%- set held = run_query(
+        "select max(last_batch_id), min_by(process_id, first_batch_id) from " ~ this) -%}
+    {%- set through = held.columns[0].values()[0] -%}
+    {%- set first_run = held.columns[1].values()[0] -%}
     {%- if through is none -%}{{ return(none) }}{%- endif -%}
     {%- set found = run_query(
         "select concat_ws(',', sort_array(collect_set(process_id))), "
@@ -85,8 +90,6 @@ where
             {%- do runs.append(run) -%}
         {%- endfor -%}
     {%- endif -%}
-    {%- set first_run = run_query(
-        "select min_by(process_id, first_batch_id) from " ~ this).columns[0].values()[0] -%}
     {%- if first_run in runs -%}{{ return(none) }}{%- endif -%}
     {#- The feed holds every version of the new runs' events (all written after the point);
         an earlier run's may predate it: then the history is read from the runs' first event. -#}
