@@ -103,17 +103,6 @@ snapshots:
       hard_deletes: new_record
 """
 
-WRONG_ROWS = """
-import sys
-from spark_cdc.session.runtime import get_or_create_session
-
-spark = get_or_create_session()
-peer = spark.table("native_peer.customers_live").select("id", "name", "amount")
-ours = spark.table("{current}").select("id", "name", "amount")
-wrong = peer.exceptAll(ours).union(ours.exceptAll(peer)).select("id").distinct().count()
-print("WRONG_ROWS", wrong)
-"""
-
 
 def write_project(folder: Path) -> Path:
     """The peer's dbt project (its profile in the same folder); its path."""
@@ -129,10 +118,3 @@ def write_project(folder: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return folder
-
-
-def wrong_rows_script(folder: Path, current: str) -> Path:
-    """A script printing how many keys' live rows differ from the project's ``current``."""
-    script = folder / "wrong_rows.py"
-    script.write_text(WRONG_ROWS.format(current=current))
-    return script

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
@@ -43,13 +43,14 @@ from spark_cdc.change_events.evolution import (
     with_discovered_images,
 )
 from spark_cdc.change_events.model import TOMBSTONE, ChangeEventConfigError, TargetSchema
-from spark_cdc.change_events.normalize import REASON, UNCHANGED_COLUMNS, normalize_events
+from spark_cdc.change_events.normalize import REASON, normalize_events
 from spark_cdc.change_events.progress import latest_batch
 from spark_cdc.change_events.resolve import (
     TRUNCATE,
     VERSION_COLUMNS,
     KeyMoves,
     key_struct,
+    leaves_unchanged,
     moves_a_key,
     resolve_versions,
 )
@@ -345,7 +346,7 @@ def _linked_keys(
     component: a collision can only add keys, which then resolve to the versions they have."""
     moving = events.where(moves_a_key(schema))
     image_key = key_struct(F.col("image"), schema)
-    leaves = _leaves_unchanged(events)
+    leaves = leaves_unchanged(events)
     found = (
         moving.select(
             F.xxhash64("old_key").alias("_from"), F.xxhash64(image_key).alias("_to"), leaves
@@ -377,13 +378,6 @@ def _linked_keys(
         .select("_key")
     )
     return keys.unionByName(linked).distinct().localCheckpoint(), moves
-
-
-def _leaves_unchanged(events: DataFrame) -> Column:
-    """Whether an event leaves a column unchanged (false for events that never do)."""
-    if UNCHANGED_COLUMNS not in events.columns:
-        return F.lit(False)
-    return F.coalesce(F.size(F.col(UNCHANGED_COLUMNS)) > 0, F.lit(False))
 
 
 def _components(edges: Iterable[tuple[int, int]]) -> dict[int, int]:

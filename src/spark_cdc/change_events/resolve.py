@@ -408,8 +408,11 @@ def _resolve_links(acts: DataFrame, links: DataFrame) -> DataFrame:
     return links.select("node_key", "node_run", F.col("created").alias("link_created"))
 
 
-def _leaves_unchanged() -> Column:
-    """Whether an event leaves a column unchanged (an unchanged-TOAST placeholder)."""
+def leaves_unchanged(events: DataFrame) -> Column:
+    """Whether an event of ``events`` leaves a column unchanged (an unchanged-TOAST
+    placeholder); false for events without that column."""
+    if UNCHANGED_COLUMNS not in events.columns:
+        return F.lit(False)
     return F.size(F.coalesce(F.col(UNCHANGED_COLUMNS), F.array().cast("array<string>"))) > 0
 
 
@@ -486,7 +489,7 @@ def resolve_versions(
         leave_unchanged = fills and (
             moves.leave_unchanged
             if moves is not None
-            else not events.where(moves_a_key(schema) & _leaves_unchanged()).isEmpty()
+            else not events.where(moves_a_key(schema) & leaves_unchanged(events)).isEmpty()
         )
         if leave_unchanged:
             resolved = _with_inherited(resolved, _inherited_values(acts, moved_links, schema))
