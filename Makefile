@@ -59,7 +59,7 @@ bench: setup
 	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_schema_drift.py
 	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_schema_drift_stream.py --warm-up-minutes 1 --no-type-conflicts
 	SPARK_CDC_DRIVER_MEMORY=8g $(BIN)/python benchmarks/bench_schema_drift_stream.py --warm-up-minutes 1
-	$(BIN)/python benchmarks/bench_delta_commit_floor.py --tables 300 --writers 1 4 8
+	$(BIN)/python benchmarks/bench_delta_commit_floor.py --tables 300 --writers 4
 
 docs: setup
 	$(BIN)/dbt docs generate
