@@ -53,7 +53,8 @@ def test_the_consumer_walk_runs_as_written(tmp_path, teams_dbt):
     else:
         env["PIP_CONSTRAINT"] = str(checkout / "constraints" / "lowest.txt")
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    done = run_command(["bash", "-euo", "pipefail", "-c", block], env, cwd=checkout, timeout=1500)
+    # Below the test's own timeout (pyproject.toml): the walk's output is then reported.
+    done = run_command(["bash", "-euo", "pipefail", "-c", block], env, cwd=checkout, timeout=1100)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     team = tmp_path / "team_lake"
     # What pip built holds the library's packages and leaves the project's own tools out.
