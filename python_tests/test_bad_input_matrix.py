@@ -36,7 +36,7 @@ import pytest
 from pyspark.sql import functions as F
 from support import copy_project, dbt_invoker, messages, module_schema
 
-from spark_cdc.change_events.debezium import normalize_debezium
+from spark_cdc.change_events.debezium.envelope import normalize_debezium
 from spark_cdc.change_events.landing import InitialRowsError, land_batch_files, land_initial_rows
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.pipeline import SourceConfig, history_increment, ledger_increment

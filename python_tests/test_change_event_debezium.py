@@ -8,8 +8,8 @@ from datetime import datetime
 
 from change_event_support import HIGH, state_of
 
-from spark_cdc.change_events.debezium import normalize_debezium
-from spark_cdc.change_events.debezium_model import feed_events
+from spark_cdc.change_events.debezium.envelope import normalize_debezium
+from spark_cdc.change_events.debezium.model import feed_events
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.pipeline import SourceConfig, history_increment, ledger_increment
 
@@ -17,11 +17,13 @@ SCHEMA = TargetSchema({"id": "int", "name": "string", "vip": "boolean"}, ("id",)
 MS = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC
 
 
-def message(op, before=None, after=None, lsn=None, second=0, envelope=True) -> str:
+def message(
+    op, before=None, after=None, lsn=None, second=0, envelope=True, connector="postgresql"
+) -> str:
     payload = {
         "before": before,
         "after": after,
-        "source": {"connector": "postgresql", "ts_ms": MS + second * 1000, "lsn": lsn},
+        "source": {"connector": connector, "ts_ms": MS + second * 1000, "lsn": lsn},
         "op": op,
         "ts_ms": MS + second * 1000 + 5,
     }
@@ -83,6 +85,8 @@ def _feed_tuples(rows) -> Counter:
             None if r["column_names"] is None else tuple(r["column_names"]),
             None if r["column_values"] is None else tuple(r["column_values"]),
             None if r["old_key_values"] is None else tuple(r["old_key_values"]),
+            None if r["event_position"] is None else tuple(r["event_position"]),
+            r["_landing_error"],
         )
         for r in rows
     )
@@ -90,7 +94,16 @@ def _feed_tuples(rows) -> Counter:
 
 def _model_tuples(events) -> Counter:
     return Counter(
-        (e.change_type, e.event_ts, e.event_seq, e.column_names, e.column_values, e.old_key_values)
+        (
+            e.change_type,
+            e.event_ts,
+            e.event_seq,
+            e.column_names,
+            e.column_values,
+            e.old_key_values,
+            e.event_position,
+            e.landing_error,
+        )
         for e in events
     )
 
@@ -108,9 +121,12 @@ def test_normalization_edge_cases_match_the_model_and_the_docs(spark):
     ]
     batches = [
         [
-            # A key change without an lsn: not paired.
-            message("d", {"id": 3}, None, lsn=None, second=1),
-            message("c", None, {"id": 4, "name": "d"}, lsn=None, second=1),
+            # A key change without a position (a connector of no known family, no lsn): not
+            # paired.
+            message("d", {"id": 3}, None, lsn=None, second=1, connector=None),
+            message("c", None, {"id": 4, "name": "d"}, lsn=None, second=1, connector=None),
+            # A PostgreSQL message without its lsn: no position, quarantined.
+            message("c", None, {"id": 6, "name": "f"}, lsn=None, second=2),
             # The same pair twice in one batch: not paired.
             *pair,
             *pair,
@@ -127,9 +143,9 @@ def test_normalization_edge_cases_match_the_model_and_the_docs(spark):
     assert spark_feed == _model_tuples(feed_events(batches, SCHEMA))
 
     kinds = Counter(kind for kind, *_ in spark_feed.elements())
-    # 12 messages, 11 events: batch 1's 4 deletes and 5 creates stay unpaired (the two without
+    # 13 messages, 12 events: batch 1's 4 deletes and 6 creates stay unpaired (the two without
     # any ts_ms included), its unknown op; batch 2's pair is one update.
-    assert kinds == Counter({"delete": 4, "insert": 5, "x": 1, "update": 1})
+    assert kinds == Counter({"delete": 4, "insert": 6, "x": 1, "update": 1})
     envelope_ts = next(t for k, t, s, *_ in spark_feed if s == 70)
     assert envelope_ts == datetime(2026, 1, 1, 0, 0, 7, 5000)
     assert {t for k, t, s, *_ in spark_feed if s == 80} == {None}
@@ -137,4 +153,11 @@ def test_normalization_edge_cases_match_the_model_and_the_docs(spark):
     config = SourceConfig("dbz_edges", SCHEMA)
     ledger = ledger_increment(feed, None, config, "run")
     reasons = Counter(r["quarantine_reason"] for r in ledger.collect())
-    assert reasons == Counter({None: 8, "unknown_change_type:x": 1, "missing_event_ts": 2})
+    assert reasons == Counter(
+        {
+            None: 8,
+            "unknown_change_type:x": 1,
+            "missing_event_ts": 2,
+            "invalid_position:postgresql": 1,
+        }
+    )

@@ -7,7 +7,7 @@ import base64
 
 import pytest
 
-from spark_cdc.change_events.debezium_types import (
+from spark_cdc.change_events.debezium.types import (
     DebeziumSettings,
     FieldSchema,
     Undecodable,
@@ -130,7 +130,7 @@ def test_spark_decodes_every_case_as_the_model(spark):
     all of a row's plans decoded by decode_column."""
     from pyspark.sql import functions as F
 
-    from spark_cdc.change_events import debezium_decode
+    from spark_cdc.change_events.debezium import decode as debezium_decode
 
     field_type = "struct<field: string, type: string, name: string, parameters: map<string,string>>"
     rows = [

@@ -19,8 +19,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from servers import kafka_broker
 
-from spark_cdc.change_events.debezium import normalize_debezium
-from spark_cdc.change_events.debezium_types import DebeziumSettings
+from spark_cdc.change_events.debezium.envelope import normalize_debezium
+from spark_cdc.change_events.debezium.types import DebeziumSettings
 from spark_cdc.change_events.landing import land_debezium_files
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.normalize import RAW_RECORD

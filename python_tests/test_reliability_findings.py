@@ -9,7 +9,7 @@ import json
 import pytest
 from support import module_schema
 
-from spark_cdc.change_events.debezium import normalize_debezium
+from spark_cdc.change_events.debezium.envelope import normalize_debezium
 from spark_cdc.change_events.landing import land_initial_rows
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.normalize import REASON, normalize_events

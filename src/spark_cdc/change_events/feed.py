@@ -8,7 +8,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
 
 from spark_cdc.change_events.model import ChangeEvent
-from spark_cdc.change_events.normalize import FEED_COLUMNS, UNCHANGED_COLUMNS
+from spark_cdc.change_events.normalize import (
+    FEED_COLUMNS,
+    POSITION,
+    POSITION_TYPE,
+    UNCHANGED_COLUMNS,
+)
 from spark_cdc.change_events.pipeline import BATCH
 
 FEED_SCHEMA = StructType(
@@ -21,9 +26,10 @@ def feed_frame(
     spark: SparkSession, batches: Iterable[tuple[int, Iterable[ChangeEvent]]]
 ) -> DataFrame:
     """A feed DataFrame of (batch id, events) pairs; with ``unchanged_columns`` when an event
-    leaves columns unchanged."""
+    leaves columns unchanged, with ``event_position`` when an event has one."""
     pairs = [(batch_id, e) for batch_id, events in batches for e in events]
     unchanged = any(e.unchanged_columns for _, e in pairs)
+    positioned = any(e.event_position is not None for _, e in pairs)
     rows = [
         (
             e.change_type,
@@ -35,12 +41,13 @@ def feed_frame(
             None if e.old_key_values is None else list(e.old_key_values),
             batch_id,
             *([list(e.unchanged_columns or ()) or None] if unchanged else []),
+            *([None if e.event_position is None else list(e.event_position)] if positioned else []),
         )
         for batch_id, e in pairs
     ]
-    schema = FEED_SCHEMA
+    fields = list(FEED_SCHEMA.fields)
     if unchanged:
-        schema = StructType(
-            [*FEED_SCHEMA.fields, StructField(UNCHANGED_COLUMNS, ArrayType(StringType()))]
-        )
-    return spark.createDataFrame(rows, schema)
+        fields.append(StructField(UNCHANGED_COLUMNS, ArrayType(StringType())))
+    if positioned:
+        fields.append(StructField(POSITION, POSITION_TYPE))
+    return spark.createDataFrame(rows, StructType(fields))

@@ -11,6 +11,9 @@ An event (one row of a change-event feed):
 | column_values    | array<string>  | full row image: values as text, cast to the target schema  |
 | old_key_names    | array<string>  | key of the row before the change (mandatory for update and |
 | old_key_values   | array<string>  | delete); the new key is in the image                       |
+| event_position   | array<long>,   | the source's own position (a Debezium connector family's,  |
+|                  | optional       | debezium.positions), compared part by part: orders a key's |
+|                  |                | changes before event_ts; null = none                       |
 """
 
 from __future__ import annotations
@@ -55,10 +58,12 @@ class ChangeEvent:
     landing_error: str | None = None
     # Image columns the source did not send (normalize.UNCHANGED_COLUMNS): previous value kept.
     unchanged_columns: tuple[str, ...] | None = None
+    # The source's own position of the change, compared part by part (None: none).
+    event_position: tuple[int, ...] | None = None
 
     def as_record(self) -> dict:
         """A JSON-friendly dict (event_ts as 'YYYY-MM-DD HH:MM:SS.ffffff')."""
-        return {
+        record = {
             "change_type": self.change_type,
             "event_ts": None if self.event_ts is None else self.event_ts.isoformat(sep=" "),
             "event_seq": self.event_seq,
@@ -67,6 +72,9 @@ class ChangeEvent:
             "old_key_names": None if self.old_key_names is None else list(self.old_key_names),
             "old_key_values": None if self.old_key_values is None else list(self.old_key_values),
         }
+        if self.event_position is not None:
+            record["event_position"] = list(self.event_position)
+        return record
 
 
 def _joined(items: tuple | None) -> str:
@@ -80,7 +88,8 @@ def fingerprint(event: ChangeEvent) -> str:
 
     Canonical text: change_type, event_ts as epoch microseconds, event_seq, then the four arrays
     (items joined by U+001F, a null item as U+0000), fields joined by U+001E, a null field as
-    U+0002. spark_cdc.change_events.normalize computes the same in Spark.
+    U+0002, and for an event with a position, its parts joined by U+001F as a last field.
+    spark_cdc.change_events.normalize computes the same in Spark.
     """
     micros = (
         None if event.event_ts is None else (event.event_ts - EPOCH) // timedelta(microseconds=1)
@@ -94,6 +103,8 @@ def fingerprint(event: ChangeEvent) -> str:
         _joined(event.old_key_names),
         _joined(event.old_key_values),
     ]
+    if event.event_position is not None:
+        fields.append(ITEM_SEP.join(str(part) for part in event.event_position))
     return hashlib.sha256(FIELD_SEP.join(fields).encode()).hexdigest()
 
 

@@ -30,6 +30,7 @@ from spark_cdc.change_events.model import (
     TargetSchema,
 )
 
+POSITION = "event_position"
 FEED_COLUMNS = {
     "change_type": StringType(),
     "event_ts": TimestampType(),
@@ -39,6 +40,9 @@ FEED_COLUMNS = {
     "old_key_names": ArrayType(StringType()),
     "old_key_values": ArrayType(StringType()),
 }
+# A feed may also have the source's own position of each change (a Debezium connector family's,
+# change_events.debezium.positions): it orders a key's changes before event_ts.
+POSITION_TYPE = ArrayType(LongType())
 REASON = "quarantine_reason"
 # Names of image columns whose value the source did not send (an unchanged TOASTed value in a
 # Debezium update): not cast, and the event keeps the column's previous value (resolve).
@@ -53,6 +57,8 @@ def with_feed_columns(raw: DataFrame) -> DataFrame:
     for name, kind in FEED_COLUMNS.items():
         column = F.col(name) if name in raw.columns else F.lit(None)
         raw = raw.withColumn(name, column.cast(kind))
+    if POSITION in raw.columns:
+        raw = raw.withColumn(POSITION, F.col(POSITION).cast(POSITION_TYPE))
     return raw
 
 
@@ -74,14 +80,20 @@ def _joined(name: str) -> Column:
     return F.coalesce(F.array_join(F.col(name), ITEM_SEP, NULL_ITEM), F.lit(NULL_FIELD))
 
 
-def fingerprint_column() -> Column:
-    """model.fingerprint in Spark."""
+def fingerprint_column(positioned: bool = False) -> Column:
+    """model.fingerprint in Spark (``positioned``: the feed has an event_position column)."""
     text = F.concat_ws(
         FIELD_SEP,
         F.coalesce(F.col("change_type"), F.lit(NULL_FIELD)),
         F.coalesce(F.unix_micros(F.col("event_ts")).cast("string"), F.lit(NULL_FIELD)),
         F.coalesce(F.col("event_seq").cast("string"), F.lit(NULL_FIELD)),
         *(_joined(name) for name in list(FEED_COLUMNS)[3:]),
+        # only a positioned event's text has a position (concat_ws skips a null)
+        *(
+            [F.array_join(F.col(POSITION).cast("array<string>"), ITEM_SEP, NULL_ITEM)]
+            if positioned
+            else []
+        ),
     )
     return F.sha2(text, 256)
 
@@ -158,7 +170,7 @@ def normalize_events(raw: DataFrame, schema: TargetSchema, truncates: bool = Fal
     staged = feed.select(
         "*",
         F.lower(F.btrim(F.col("change_type"), F.lit(CHANGE_TYPE_PADDING))).alias("change_kind"),
-        fingerprint_column().alias("event_fingerprint"),
+        fingerprint_column(POSITION in feed.columns).alias("event_fingerprint"),
         *texts,
         *old_texts,
     )

@@ -43,7 +43,7 @@ from spark_cdc.change_events.evolution import (
     with_discovered_images,
 )
 from spark_cdc.change_events.model import TOMBSTONE, ChangeEventConfigError, TargetSchema
-from spark_cdc.change_events.normalize import REASON, normalize_events
+from spark_cdc.change_events.normalize import POSITION, REASON, normalize_events
 from spark_cdc.change_events.progress import latest_batch
 from spark_cdc.change_events.resolve import (
     TRUNCATE,
@@ -539,7 +539,11 @@ def history_increment(
         )
     return _resolved(
         events,
-        base.select(*_columns(base, schema), *VERSION_COLUMNS),
+        base.select(
+            *_columns(base, schema),
+            *VERSION_COLUMNS,
+            *([POSITION] if POSITION in base.columns else []),
+        ),
         config,
         high_dttm,
         process_id,

@@ -1,9 +1,11 @@
 """Plain-Python, one-event-at-a-time model of change-event resolution (the written semantics).
 
 The resolved state equals applying all valid events one by one in position order to the
-existing rows. An event's position is (event_ts, event_seq — null counts as 0 —, fingerprint);
-an existing row counts as set at (its updated_at, before any event of that instant), with its
-stored values and created_at:
+existing rows. An event's position is (event_position, event_ts, event_seq — null counts as
+0 —, fingerprint), event_position compared part by part, an event without one before every
+event with one (a source's own position, a Debezium connector family's: it decides before the
+time); an existing row counts as set at (no event_position, its updated_at, before any event of
+that instant), with its stored values and created_at:
 
 - insert of a new key creates the row; insert of an existing key replaces its values and keeps
   its created_at;
@@ -12,8 +14,9 @@ stored values and created_at:
   replaced); update of a missing key acts as an insert of the image;
 - delete removes the row by its old key; delete of a missing key is a no-op;
 - exact duplicate events (same fingerprint) apply once;
-- two different events at one (event_ts, event_seq) touching one key are ambiguous: they apply in
-  fingerprint order (deterministic) and the (key, event_ts, event_seq) is reported.
+- two different events at one (event_position, event_ts, event_seq) touching one key are
+  ambiguous: they apply in fingerprint order (deterministic) and the (key, event_ts, event_seq)
+  is reported.
 
 Columns absent from an image are NULL in that image; a column the image lists as unchanged
 (``unchanged_columns``) keeps the previous value of the row the event takes: the old key's row
@@ -108,6 +111,12 @@ def touched_keys(event: ChangeEvent, schema: TargetSchema, live: dict | None = N
     return keys
 
 
+def position_key(position: tuple[int, ...] | None) -> tuple[int, ...]:
+    """A position's sort key: none before any, then part by part (as Spark orders arrays with
+    nulls first)."""
+    return (0,) if position is None else (1, *position)
+
+
 def resolve_reference(
     existing: dict[tuple, StateRow],
     events: list[ChangeEvent],
@@ -128,17 +137,20 @@ def resolve_reference(
         else:
             unique[fingerprint(event)] = event
     items: list[tuple] = [
-        (row.updated_at, BEFORE_ANY_EVENT, "", key, row) for key, row in existing.items()
+        ((0,), row.updated_at, BEFORE_ANY_EVENT, "", key, row) for key, row in existing.items()
     ]
-    items += [(e.event_ts, e.event_seq or 0, fp, None, e) for fp, e in unique.items()]
-    items.sort(key=lambda item: item[:3])
+    items += [
+        (position_key(e.event_position), e.event_ts, e.event_seq or 0, fp, None, e)
+        for fp, e in unique.items()
+    ]
+    items.sort(key=lambda item: item[:4])
     touched_at: dict[tuple, set[str]] = {}
-    for ts, seq, fp, key, item in items:
+    for position, ts, seq, fp, key, item in items:
         if isinstance(item, StateRow):
             _restore(result, key, item)
             continue
         for touched in touched_keys(item, schema, result.state):
-            fingerprints = touched_at.setdefault((touched, ts, seq), set())
+            fingerprints = touched_at.setdefault((touched, position, ts, seq), set())
             fingerprints.add(fp)
             if len(fingerprints) > 1:
                 result.ambiguous.add((touched, ts, seq))

@@ -7,7 +7,8 @@ Every valid, de-duplicated event becomes actions on keys:
 - an update whose old key differs from the image's key -> also a D at the old key ("move out"),
   and its U at the new key is a "move in".
 
-Applied one by one in position order (event_ts, event_seq, fingerprint), the value of a key only
+Applied one by one in position order (event_position, event_ts, event_seq, fingerprint; an event
+without an event_position before any with one), the value of a key only
 depends on the last action on that key, so one window over the actions partitioned by key gives
 every version (valid_from = its position, valid_to = the next action's, is_current = last).
 The fingerprint is compared as its 32 bytes, in the same order as its hex text (half the bytes to
@@ -40,11 +41,13 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from spark_cdc.change_events.model import TRUNCATE, TargetSchema
-from spark_cdc.change_events.normalize import UNCHANGED_COLUMNS
+from spark_cdc.change_events.normalize import POSITION, UNCHANGED_COLUMNS
 from spark_cdc.core.cache_slots import keep, release
 from spark_cdc.hash_cdc.hashing import column
 
 BEFORE_ANY_EVENT = -(2**63)
+# The order of a key's actions: position (null first), time, sequence, fingerprint.
+ORDER = ("_pos", "_ts", "_seq", "_fp")
 VERSION_COLUMNS = (
     "created_at",
     "valid_from",
@@ -90,6 +93,7 @@ def _actions(
     no_names = F.lit(None).cast("array<string>")
     unchanged = F.col(UNCHANGED_COLUMNS) if UNCHANGED_COLUMNS in events.columns else no_names
     common = {
+        "_pos": _position(events),
         "_ts": F.col("event_ts"),
         "_seq": F.coalesce(F.col("event_seq"), F.lit(0)).cast("long"),
         "_fp": F.unhex(F.col("event_fingerprint")),
@@ -132,6 +136,13 @@ def _actions(
     return actions
 
 
+def _position(frame: DataFrame) -> Column:
+    """The frame's event_position (null when it has none)."""
+    if POSITION in frame.columns:
+        return F.col(POSITION).cast("array<bigint>")
+    return F.lit(None).cast("array<bigint>")
+
+
 def _truncations(events: DataFrame, actions: DataFrame, common: dict) -> DataFrame:
     """A delete of every key of ``actions`` at each truncate's position (_truncate: kept only
     where the key is live then, see _windowed)."""
@@ -164,6 +175,7 @@ def _restored(base: DataFrame, schema: TargetSchema, actions: DataFrame) -> Data
         ),
         F.lit(None).cast(actions.schema["_src"].dataType).alias("_src"),
         F.lit(False).alias("_is_out"),
+        _position(base).alias("_pos"),
         F.col("valid_from").alias("_ts"),
         F.lit(BEFORE_ANY_EVENT).cast("long").alias("_seq"),
         F.coalesce(F.unhex(F.col("event_fingerprint")), F.lit(bytearray())).alias("_fp"),
@@ -182,12 +194,13 @@ def _windowed(
     """Per-key window: duplicates dropped, then runs, versions' valid_to, ambiguity, move-in and
     move-out facts (one shuffle: every window shares the key partitioning and order; three
     window passes: duplicates, neighbours, running run facts)."""
-    by_key = Window.partitionBy("_key").orderBy("_ts", "_seq", "_fp")
+    by_key = Window.partitionBy("_key").orderBy(*ORDER)
     running = by_key.rowsBetween(Window.unboundedPreceding, Window.currentRow)
 
     def same_position(offset: int) -> Column:
         clash = (
-            (F.lag("_ts", offset).over(by_key) == F.col("_ts"))
+            F.lag("_pos", offset).over(by_key).eqNullSafe(F.col("_pos"))
+            & (F.lag("_ts", offset).over(by_key) == F.col("_ts"))
             & (F.lag("_seq", offset).over(by_key) == F.col("_seq"))
             & (F.lag("_fp", offset).over(by_key) != F.col("_fp"))
         )
@@ -231,7 +244,7 @@ def _filled(runs: DataFrame, schema: TargetSchema) -> DataFrame:
     the previous version's (a restored row's too); null when the run has none."""
     in_run = (
         Window.partitionBy("_key", "_run")
-        .orderBy("_ts", "_seq", "_fp")
+        .orderBy(*ORDER)
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
     unchanged = F.coalesce(F.col("_unchanged"), F.array().cast("array<string>"))
@@ -276,7 +289,7 @@ def _inherited_values(acts: DataFrame, links: DataFrame, schema: TargetSchema) -
         acts.where(F.col("_kind") == "U")
         .join(F.broadcast(parents), ["_key", "_run"])
         .groupBy(F.col("_key").alias("last_key"), F.col("_run").alias("last_run"))
-        .agg(F.max_by(F.struct("_values", "_unsent"), F.struct("_ts", "_seq", "_fp")).alias("l"))
+        .agg(F.max_by(F.struct("_values", "_unsent"), F.struct(*ORDER)).alias("l"))
         .localCheckpoint()
     )
     value_type = acts.schema["_values"].dataType
@@ -466,6 +479,8 @@ def resolve_versions(
     ``process_id``.
     """
     actions = _actions(events, base, schema, truncates)
+    # event_position is a column of the versions when the events or the base have one
+    positioned = POSITION in events.columns or (base is not None and POSITION in base.columns)
     fills = UNCHANGED_COLUMNS in events.columns
     acts = _windowed(
         actions.repartition(_partitions(actions.sparkSession), "_key"), schema, truncates, fills
@@ -508,6 +523,7 @@ def resolve_versions(
         (~upsert).alias("is_deleted"),
         F.col("_next_ts").isNull().alias("is_current"),
         "event_seq",
+        *([F.col("_pos").alias(POSITION)] if positioned else []),
         F.when(F.length("_fp") > 0, fingerprint).alias("event_fingerprint"),
         F.when(F.col("_restore"), F.col("_stored_version"))
         .when(F.col("_is_out"), F.concat(fingerprint, F.lit(":out")))
@@ -554,6 +570,7 @@ RESOLVER_INPUTS = frozenset(
         "change_kind",
         "event_ts",
         "event_seq",
+        POSITION,
         "event_fingerprint",
         "image",
         "old_key",

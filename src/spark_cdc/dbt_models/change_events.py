@@ -3,7 +3,7 @@
 Settings (``meta.change_events``): ``source`` (its name), ``columns`` (name -> Spark type),
 ``key_columns``, ``allowed_lateness``, ``evolve_columns``, ``input`` (``events``, the feed
 format of change_events.model, or ``debezium``: Debezium messages in a ``value`` column, read
-with the connector settings of ``debezium``: change_events.debezium_types.DebeziumSettings) and
+with the connector settings of ``debezium``: change_events.debezium.types.DebeziumSettings) and
 ``high_dttm`` (the high end date of current versions).
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_cdc.change_events.debezium import normalize_debezium
-from spark_cdc.change_events.debezium_types import DebeziumSettings
+from spark_cdc.change_events.debezium.envelope import normalize_debezium
+from spark_cdc.change_events.debezium.types import DebeziumSettings
 from spark_cdc.change_events.evolution import add_missing_columns, columns_in
 from spark_cdc.change_events.history_feed import enable_feed, versions_since
 from spark_cdc.change_events.model import TRUNCATE

@@ -3,12 +3,12 @@
 A simulated ``accounts`` table (key ``region`` string + ``account_no`` bigint; ``owner`` string,
 ``balance`` decimal(12,2)) changes through messages as Debezium's Postgres connector emits them
 with its defaults (a decimal as base64 two's-complement bytes, its scale in the schema envelope
-when there is one; change_events.debezium_types): snapshot reads
+when there is one; change_events.debezium.types): snapshot reads
 (r) and creates (c), updates (u, with the full ``before`` row), deletes (d, followed by a Kafka
 tombstone), and primary-key changes as a delete + create pair at one position (ts_ms, lsn).
 Delivery is at least once: messages repeat in later batches; batches arrive shuffled inside
 and some late; a few messages are unreadable or of other ops (m, a logical decoding message).
-The expected state comes from the plain-Python models (change_events.debezium_model,
+The expected state comes from the plain-Python models (change_events.debezium.model,
 change_events.reference).
 """
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from spark_cdc.change_events.debezium_model import feed_events
+from spark_cdc.change_events.debezium.model import feed_events
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.reference import ReferenceResult, resolve_reference
 

@@ -54,6 +54,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--evolve-columns", action="store_true", help="undeclared image columns become columns"
     )
     events.add_argument("--landing-schema", default="landing", help="schema of the landing tables")
+    events.add_argument(
+        "--accept-ambiguous-order",
+        action="store_true",
+        help="changes of one key that no position orders warn instead of failing the tests",
+    )
     _common(events)
     events.set_defaults(handler=_run_change_events)
 
@@ -108,6 +113,7 @@ def _run_change_events(args: argparse.Namespace) -> int:
         allowed_lateness=args.allowed_lateness,
         evolve_columns=args.evolve_columns,
         landing_schema=args.landing_schema,
+        accept_ambiguous_order=args.accept_ambiguous_order,
     )
     files = change_event_files(source)
     landing = f"{args.landing_schema}.{args.name}_change_events"

@@ -79,12 +79,21 @@ VERSION_COLUMNS = (
     ),
     (
         "is_ambiguous",
-        "Another event with the same (event_ts, event_seq) touched this key: the order between "
-        "them fell back to the fingerprint.",
+        "Another event at the same position (event_position, event_ts, event_seq) touched this "
+        "key: the order between them fell back to the fingerprint (the source's tests fail on "
+        "it unless the source accepts an ambiguous order).",
     ),
     ("process_id", "dbt invocation_id of the run that last wrote the version."),
     ("row_hash", "MD5 over the version's content (all columns but process_id)."),
 )
+
+
+def _version_columns(source: ChangeEventSource) -> tuple:
+    """The history's own columns: a Debezium source's versions keep their event's position."""
+    if not source.debezium:
+        return VERSION_COLUMNS
+    at = [name for name, _ in VERSION_COLUMNS].index("event_seq") + 1
+    return (*VERSION_COLUMNS[:at], POSITION_COLUMN, *VERSION_COLUMNS[at:])
 
 
 def column_doc(name: str, kind: str) -> str:
@@ -123,6 +132,7 @@ class ChangeEventSource:
     allowed_lateness: str = "none"
     evolve_columns: bool = False
     landing_schema: str = "landing"
+    accept_ambiguous_order: bool = False
 
     def command(self) -> str:
         words = ["change-events", self.name]
@@ -138,11 +148,19 @@ class ChangeEventSource:
             words.append("--evolve-columns")
         if self.landing_schema != "landing":
             words.append(f"--landing-schema={self.landing_schema}")
+        if self.accept_ambiguous_order:
+            words.append("--accept-ambiguous-order")
         return _command(words)
 
 
+POSITION_COLUMN = (
+    "event_position",
+    "The connector's own position of the change (its family's parts, e.g. a binlog file's "
+    "index, pos and row), compared part by part: it orders a key's changes before event_ts.",
+)
 # What the ledger of a Debezium source adds to the feed's columns (change_events.debezium).
 DEBEZIUM_LEDGER_COLUMNS = (
+    POSITION_COLUMN,
     (
         "unchanged_columns",
         "Columns whose value the connector did not send (an unchanged TOASTed value): the "
@@ -206,7 +224,8 @@ def change_event_files(source: ChangeEventSource) -> dict[str, str]:
         "evolve_columns": source.evolve_columns,
         "feed_columns": FEED_COLUMNS,
         "ledger_columns": ledger_columns,
-        "version_columns": VERSION_COLUMNS,
+        "version_columns": _version_columns(source),
+        "accept_ambiguous_order": source.accept_ambiguous_order,
         "staged_columns": staged,
         "column_doc": column_doc,
         "history_key": repr([*source.keys, "version_id"]).replace("'", '"'),

@@ -1,5 +1,5 @@
 """Debezium's value encodings, decoded into the text the target type casts from (plain Python:
-the written semantics that change_events.debezium_decode computes in Spark).
+the written semantics that change_events.debezium.decode computes in Spark).
 
 A value of an image arrives as JSON; Spark reads each attribute of ``before``/``after`` as text
 (a string as it is, a number or boolean as written, an object or array as its JSON text). How to

@@ -1,4 +1,4 @@
-"""change_events.debezium_types in Spark: one image value decoded into the text its target type
+"""change_events.debezium.types in Spark: one image value decoded into the text its target type
 casts from, null when it does not decode (the caller turns that into a quarantine reason).
 
 The field's kind is chosen per message (its schema envelope may name a logical type) and per
@@ -12,7 +12,7 @@ from pyspark import SparkContext
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from spark_cdc.change_events.debezium_types import (
+from spark_cdc.change_events.debezium.types import (
     DAY_MICROS,
     LOGICAL_KINDS,
     MAX_DAYS,

@@ -10,7 +10,7 @@ Input: a DataFrame with ``value`` (the message's JSON text, with or without the
   (skipped: it carries no change). Any other op (m message) keeps its op as change type and a
   message that is not exactly one JSON value (text after it, invalid UTF-8) is ``unparseable``;
   both are quarantined as unknown change types.
-- Values are decoded from Debezium's encodings (change_events.debezium_types: decimals as bytes,
+- Values are decoded from Debezium's encodings (change_events.debezium.types: decimals as bytes,
   dates and times as epoch numbers, ISO texts) by the field's entry in the message's schema,
   else by the declared type and the source's ``debezium`` settings; a value that does not decode
   sets ``_landing_error`` to ``undecodable:<column>:<how>`` (old key columns:
@@ -21,35 +21,41 @@ Input: a DataFrame with ``value`` (the message's JSON text, with or without the
 - Images keep every attribute of ``after`` (decoded for the declared columns, as text for the
   others, numbers and booleans as their JSON text); a column absent from an image is null there.
 - Position: event_ts = ``source.ts_ms`` (else the envelope's ``ts_ms``), event_seq =
-  ``source.lsn`` (null when the connector has none).
+  ``source.lsn`` (null when the connector has none), event_position = the connector family's
+  position (change_events.debezium.positions; a known family's unreadable position sets
+  ``_landing_error`` to ``invalid_position:<family>``).
 - A primary-key change arrives as a delete of the old key and a create of the new key at the same
-  position (ts_ms and lsn); such a pair within one batch becomes one update from the old key to
-  the new one, so created_at follows the row. Without an lsn or a ts_ms (no position) no pairing
-  is attempted.
+  position (ts_ms, lsn and event_position); such a pair within one batch becomes one update from
+  the old key to the new one, so created_at follows the row (change_events.debezium.pairing).
+  Without a position (neither an lsn nor a family's position) or a ts_ms no pairing is
+  attempted.
 - ``source_message`` keeps the raw JSON (both messages, as a JSON array, for a merged pair).
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from spark_cdc.change_events import debezium_decode
-from spark_cdc.change_events.debezium_types import DebeziumSettings
+from spark_cdc.change_events.debezium import decode as debezium_decode
+from spark_cdc.change_events.debezium.pairing import merge_key_changes
+from spark_cdc.change_events.debezium.positions import position_columns
+from spark_cdc.change_events.debezium.types import DebeziumSettings
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.normalize import LANDING_ERROR, UNCHANGED_COLUMNS
-from spark_cdc.change_events.pipeline import BATCH
 from spark_cdc.core.json_text import is_strict_json
 
 _IMAGE = "map<string,string>"
 _FIELD = "struct<field: string, type: string, name: string, parameters: map<string,string>>"
-_BODY = (
-    f"before {_IMAGE}, after {_IMAGE}, source struct<ts_ms: bigint, lsn: bigint>, "
-    "op string, ts_ms bigint"
-)
+_BODY = f"before {_IMAGE}, after {_IMAGE}, source map<string,string>, op string, ts_ms bigint"
 _SCHEMA = f"struct<fields: array<struct<field: string, fields: array<{_FIELD}>>>>"
 MESSAGE_SCHEMA = f"struct<schema: {_SCHEMA}, payload: struct<{_BODY}>, {_BODY}>"
 OPS = {"c": "insert", "r": "insert", "u": "update", "d": "delete", "t": "truncate"}
+
+
+def _whole(text: Column) -> Column:
+    """A source field's integer (null unless its text is one)."""
+    return F.when(F.trim(text).rlike(r"^-?[0-9]+$"), F.trim(text).try_cast("bigint"))
 
 
 def _image_fields(envelope: Column, image: str) -> Column:
@@ -135,7 +141,7 @@ def normalize_debezium(
         debezium_decode.decode_column("_d_plans").alias("_d"),
         debezium_decode.decode_column("_o_plans").alias("_o"),
     ).drop("_d_plans", "_o_plans")
-    return _merge_key_changes(_events(decoded, passthrough, schema))
+    return merge_key_changes(_events(decoded, passthrough, schema))
 
 
 def _events(decoded: DataFrame, passthrough: list[str], schema: TargetSchema) -> DataFrame:
@@ -176,12 +182,15 @@ def _events(decoded: DataFrame, passthrough: list[str], schema: TargetSchema) ->
         lambda c: c.isNotNull(),
     )
     has_old = F.col("_old_image").isNotNull()
+    source = F.col("m.source")
+    position, position_error = position_columns(source)
     return decoded.select(
         *passthrough,
         "source_message",
         kind.alias("change_type"),
-        F.timestamp_millis(F.coalesce(F.col("m.source.ts_ms"), F.col("m.ts_ms"))).alias("event_ts"),
-        F.col("m.source.lsn").alias("event_seq"),
+        F.timestamp_millis(F.coalesce(_whole(source["ts_ms"]), F.col("m.ts_ms"))).alias("event_ts"),
+        _whole(source["lsn"]).alias("event_seq"),
+        position.alias("event_position"),
         names.alias("column_names"),
         F.transform(names, value_of).alias("column_values"),
         F.when(has_old, F.array(*(F.lit(k) for k in schema.keys))).alias("old_key_names"),
@@ -189,46 +198,8 @@ def _events(decoded: DataFrame, passthrough: list[str], schema: TargetSchema) ->
         F.when(F.col("_image").isNotNull() & (F.size(unchanged) > 0), unchanged).alias(
             UNCHANGED_COLUMNS
         ),
-        F.when(kind.isin("insert", "update", "delete"), F.coalesce(*errors)).alias(LANDING_ERROR),
+        F.when(kind.isin("insert", "update", "delete"), F.coalesce(position_error, *errors))
+        .when(kind == "truncate", position_error)
+        .alias(LANDING_ERROR),
         op.alias("_op"),
     )
-
-
-def _merge_key_changes(events: DataFrame) -> DataFrame:
-    """Pairs (delete, create) at one position in one batch become one key-changing update: the
-    create's row with the delete's old key, both messages, and the first landing error of the
-    two (one window over the position; the delete's row is dropped)."""
-    position = Window.partitionBy(BATCH, "event_ts", "event_seq")
-    ops = F.collect_list("_op").over(position)
-    in_pair = (
-        F.col("event_seq").isNotNull()
-        & F.col("event_ts").isNotNull()
-        & (F.size(ops) == 2)
-        & F.array_contains(ops, "d")
-        & (F.array_contains(ops, "c") | F.array_contains(ops, "r"))
-    )
-    is_delete = F.col("_op") == "d"
-
-    def from_delete(column: str) -> Column:
-        return F.first(F.when(is_delete, F.col(column)), ignorenulls=True).over(position)
-
-    paired = {
-        "old_key_names": from_delete("old_key_names"),
-        "old_key_values": from_delete("old_key_values"),
-        LANDING_ERROR: F.coalesce(F.col(LANDING_ERROR), from_delete(LANDING_ERROR)),
-        "change_type": F.lit("update"),
-        "source_message": F.to_json(
-            F.array(from_delete("source_message"), F.col("source_message"))
-        ),
-    }
-    columns = [c for c in events.columns if c != "_op"]
-    # the window reads the delete's row before the filter drops it
-    flagged = events.select(
-        *(
-            F.when(in_pair, paired[c]).otherwise(F.col(c)).alias(c) if c in paired else c
-            for c in columns
-        ),
-        in_pair.alias("_pair"),
-        is_delete.alias("_delete"),
-    )
-    return flagged.where(~(F.col("_pair") & F.col("_delete"))).drop("_pair", "_delete")

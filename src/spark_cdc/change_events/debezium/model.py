@@ -12,19 +12,23 @@ message: the written semantics the Spark code is checked against.
   equal to a placeholder spelling (DebeziumSettings.placeholders) is kept as sent and its
   column is listed in ``unchanged_columns``.
 - event_ts = ``source.ts_ms`` (else the envelope's ``ts_ms``) in milliseconds, event_seq =
-  ``source.lsn``.
-- A delete and a create at one (batch, ts_ms, lsn) with a non-null lsn, and nothing else
-  there, become one update from the delete's key to the create's image.
+  ``source.lsn``, event_position = the connector family's position (debezium.positions; a
+  known family's unreadable position is the landing error ``invalid_position:<family>``).
+- A delete and a create at one (batch, ts_ms, lsn, event_position) with a non-null lsn or
+  event_position, and nothing else there, become one update from the delete's key to the
+  create's image.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from spark_cdc.change_events.debezium_types import (
+from spark_cdc.change_events.debezium.positions import position_of
+from spark_cdc.change_events.debezium.types import (
     DebeziumSettings,
     FieldSchema,
     Undecodable,
@@ -57,6 +61,16 @@ def _parsed(message: str) -> tuple[dict | None, dict | None]:
         schema = parsed.get("schema")
         return payload, schema if isinstance(schema, dict) else None
     return parsed, None
+
+
+def _whole(value: Any) -> int | None:
+    """A source field's integer (None unless it is one or its text is one)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    return int(text) if re.fullmatch(r"-?[0-9]+", text, re.ASCII) else None
 
 
 def _fields(envelope: dict | None, image: str) -> dict[str, FieldSchema] | None:
@@ -117,9 +131,11 @@ def event_of(
         return ChangeEvent("unparseable", None, None, None, None), None
     op = body["op"]
     source = body.get("source") or {}
-    millis = source.get("ts_ms", body.get("ts_ms"))
+    millis = _whole(source.get("ts_ms"))
+    millis = _whole(body.get("ts_ms")) if millis is None else millis
     ts = None if millis is None else EPOCH + timedelta(milliseconds=millis)
-    lsn = source.get("lsn")
+    lsn = _whole(source.get("lsn"))
+    position, position_error = position_of(source)
     before, after = body.get("before"), body.get("after")
     image = after if op in ("c", "r", "u") else None
     old = (after if before is None else before) if op == "u" else (before if op == "d" else None)
@@ -139,12 +155,14 @@ def event_of(
         old_names, old_values = schema.keys, tuple(key_texts[k] for k in schema.keys)
         error = error or old_error
     kind = OPS.get(op, op)
-    if kind not in ("insert", "update", "delete"):
+    if kind in ("insert", "update", "delete", "truncate"):
+        error = position_error or (error if kind != "truncate" else None)
+    else:
         error = None
-    return (
-        ChangeEvent(kind, ts, lsn, names, values, old_names, old_values, error, unchanged),
-        op,
+    event = ChangeEvent(
+        kind, ts, lsn, names, values, old_names, old_values, error, unchanged, position
     )
+    return event, op
 
 
 def feed_events(
@@ -156,10 +174,12 @@ def feed_events(
     events: list[ChangeEvent] = []
     for batch in batches:
         decoded = [event_of(message, schema, settings) for message in batch]
-        at: dict[tuple[datetime, int], list[int]] = {}
+        at: dict[tuple, list[int]] = {}
         for index, (event, op) in enumerate(decoded):
-            if op is not None and event.event_seq is not None and event.event_ts is not None:
-                at.setdefault((event.event_ts, event.event_seq), []).append(index)
+            positioned = event.event_seq is not None or event.event_position is not None
+            if op is not None and positioned and event.event_ts is not None:
+                where = (event.event_ts, event.event_seq, event.event_position)
+                at.setdefault(where, []).append(index)
         merged: set[int] = set()
         for indexes in at.values():
             ops = sorted(decoded[i][1] for i in indexes)
@@ -178,6 +198,7 @@ def feed_events(
                         d_event.old_key_values,
                         c_event.landing_error or d_event.landing_error,
                         c_event.unchanged_columns,
+                        c_event.event_position,
                     )
                 )
                 merged.update(indexes)
