@@ -1,5 +1,7 @@
-"""A real PostgreSQL (Debian's package) and a real Debezium connector (its embedded engine, from
-Maven Central) for the tests, on loopback, in temporary folders, stopped by process id."""
+"""Real PostgreSQL and MariaDB servers (Debian's packages) and real Debezium connectors (the
+embedded engine, from Maven Central) for the tests, on loopback, in temporary folders, stopped by
+process id. With SPARK_CDC_REQUIRE_DATABASES=1 (CI) a missing server fails its tests instead of
+skipping them."""
 
 from __future__ import annotations
 
@@ -19,28 +21,40 @@ from servers import free_port, stop, wait_for_port
 from spark_cdc.session.jars import copy_dependencies
 
 DEBEZIUM_VERSION = "3.6.1.Final"
+# The newest Debezium MariaDB connector Maven Central serves here; the embedded engine of the
+# same release runs it.
+MARIADB_DEBEZIUM_VERSION = "3.5.0.Final"
 POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")
+MARIADB_SERVER = Path("/usr/sbin/mariadbd")
 CAPTURE_SOURCE = Path(__file__).parent / "debezium" / "CaptureToFiles.java"
-CACHE = Path.home() / ".cache" / "spark_cdc" / f"debezium-{DEBEZIUM_VERSION}"
+CACHE = Path.home() / ".cache" / "spark_cdc"
+REQUIRED = os.environ.get("SPARK_CDC_REQUIRE_DATABASES") == "1"
 
 
 def postgres_available() -> bool:
-    return (POSTGRES_BIN / "postgres").exists() and shutil.which("javac") is not None
+    return REQUIRED or ((POSTGRES_BIN / "postgres").exists() and shutil.which("javac") is not None)
 
 
-def capture_classpath() -> str:
-    """Debezium's embedded engine and Postgres connector (fetched once with Maven) and the
-    capture program compiled against them, as a Java class path."""
+def mariadb_available() -> bool:
+    return REQUIRED or (MARIADB_SERVER.exists() and shutil.which("javac") is not None)
+
+
+def capture_classpath(
+    connector: str = "debezium-connector-postgres", version: str = DEBEZIUM_VERSION
+) -> str:
+    """Debezium's embedded engine and a connector of one release (fetched once with Maven) and
+    the capture program compiled against them, as a Java class path."""
+    cache = CACHE / f"debezium-{version}"
     jars = []
-    for artifact in ("debezium-embedded", "debezium-connector-postgres"):
-        folder = CACHE / artifact
+    for artifact in ("debezium-embedded", connector):
+        folder = cache / artifact
         if not folder.exists():
-            copy_dependencies(("io.debezium", artifact, DEBEZIUM_VERSION), folder)
+            copy_dependencies(("io.debezium", artifact, version), folder)
         jars.append(f"{folder}/*")
-    classes = CACHE / "classes"
+    classes = cache / "classes"
     program = classes / "CaptureToFiles.class"
     if not program.exists() or program.stat().st_mtime < CAPTURE_SOURCE.stat().st_mtime:
-        staging = Path(tempfile.mkdtemp(prefix=".classes.", dir=CACHE))
+        staging = Path(tempfile.mkdtemp(prefix=".classes.", dir=cache))
         subprocess.run(
             ["javac", "-cp", ":".join(jars), "-d", str(staging), str(CAPTURE_SOURCE)], check=True
         )
@@ -171,27 +185,40 @@ def debezium_capture(
     """Debezium's Postgres connector (pgoutput, a slot and publication of its own, truncates
     included) capturing ``tables``, with the connector ``settings`` on top of its defaults;
     every record also sent to the Kafka broker ``kafka`` when given (topic = the destination)."""
-    out = folder / name
-    out.mkdir(parents=True)
     properties = {
-        "name": name,
         "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
-        "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
-        "offset.storage.file.filename": str(folder / f"{name}.offsets"),
-        "offset.flush.interval.ms": "0",
         "database.hostname": "127.0.0.1",
         "database.port": str(postgres.port),
         "database.user": "postgres",
         "database.password": "unused",
         "database.dbname": "postgres",
-        "topic.prefix": name,
         "plugin.name": "pgoutput",
         "slot.name": name,
         "publication.name": f"{name}_publication",
         "publication.autocreate.mode": "filtered",
         "table.include.list": ",".join(tables),
-        "skipped.operations": "none",
         **settings,
+    }
+    with _capture(name, properties, folder, capture_classpath(), kafka) as capture:
+        yield capture
+
+
+@contextmanager
+def _capture(
+    name: str, connector: Mapping[str, str], folder: Path, classpath: str, kafka: str | None
+) -> Iterator[Capture]:
+    """The capture program running one connector (its properties on top of the engine's: file
+    offsets, no flush delay, truncates captured)."""
+    out = folder / name
+    out.mkdir(parents=True)
+    properties = {
+        "name": name,
+        "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
+        "offset.storage.file.filename": str(folder / f"{name}.offsets"),
+        "offset.flush.interval.ms": "0",
+        "topic.prefix": name,
+        "skipped.operations": "none",
+        **connector,
     }
     config = folder / f"{name}.properties"
     config.write_text("".join(f"{k}={v}\n" for k, v in properties.items()))
@@ -200,7 +227,7 @@ def debezium_capture(
         "-Xmx384m",
         "-XX:TieredStopAtLevel=1",
         "-cp",
-        capture_classpath(),
+        classpath,
         "CaptureToFiles",
         str(config),
         str(out),
@@ -218,3 +245,119 @@ def debezium_capture(
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             stop(process)
+
+
+@dataclass
+class MariaDb:
+    """A running MariaDB server: its port, and ``sql`` / ``rows`` as root."""
+
+    port: int
+    folder: Path
+
+    def sql(self, statements: str, database: str = "shop") -> str:
+        result = subprocess.run(
+            [
+                "mariadb",
+                "--no-defaults",
+                "-h",
+                "127.0.0.1",
+                "-P",
+                str(self.port),
+                "-u",
+                "root",
+                "-N",
+                "-B",
+                "-r",
+                database,
+            ],
+            input=statements,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"mariadb failed: {result.stderr}")
+        return result.stdout
+
+    def rows_of(self, query: str) -> list[dict]:
+        """The rows of ``query``, a select of one JSON array of objects (MariaDB's own text)."""
+        text = self.sql(query + ";")
+        return json.loads(text.strip() or "null") or []
+
+
+@contextmanager
+def mariadb_server() -> Iterator[MariaDb]:
+    """MariaDB from Debian's package on a free loopback port, its own data folder, a row-based
+    binary log with full images, UTC; a database ``shop`` and a user ``dbz`` for the
+    connector."""
+    folder = Path(tempfile.mkdtemp(prefix="spark_cdc_mariadb_"))
+    data = folder / "data"
+    user = ["--user=root"] if os.geteuid() == 0 else []
+    subprocess.run(
+        [
+            "mariadb-install-db",
+            "--no-defaults",
+            f"--datadir={data}",
+            *user,
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    port = free_port()
+    log = (folder / "server.log").open("wb")
+    command = [
+        str(MARIADB_SERVER),
+        "--no-defaults",
+        f"--datadir={data}",
+        *user,
+        "--bind-address=127.0.0.1",
+        f"--port={port}",
+        f"--socket={folder / 'mysqld.sock'}",
+        f"--log-bin={data / 'mysql-bin'}",
+        "--server-id=1",
+        "--binlog-format=ROW",
+        "--binlog-row-image=FULL",
+        "--default-time-zone=+00:00",
+        "--skip-name-resolve",
+        "--innodb-flush-log-at-trx-commit=0",
+        "--sync-binlog=0",
+    ]
+    process = subprocess.Popen(
+        command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    try:
+        wait_for_port(port, 60)
+        server = MariaDb(port, folder)
+        server.sql(
+            "create database shop; create user dbz identified by 'dbz'; grant all on *.* to dbz;",
+            database="mysql",
+        )
+        yield server
+    finally:
+        stop(process)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def mariadb_capture(
+    server: MariaDb, name: str, settings: Mapping[str, str], folder: Path, kafka: str | None = None
+) -> Iterator[Capture]:
+    """Debezium's MariaDB connector capturing the database ``shop`` (its schema history in a
+    file), with the connector ``settings`` on top of its defaults."""
+    properties = {
+        "connector.class": "io.debezium.connector.mariadb.MariaDbConnector",
+        "database.hostname": "127.0.0.1",
+        "database.port": str(server.port),
+        "database.user": "dbz",
+        "database.password": "dbz",
+        "database.server.id": str(5400 + server.port % 1000),
+        "database.include.list": "shop",
+        "schema.history.internal": "io.debezium.storage.file.history.FileSchemaHistory",
+        "schema.history.internal.file.filename": str(folder / f"{name}.history"),
+        **settings,
+    }
+    classpath = capture_classpath("debezium-connector-mariadb", MARIADB_DEBEZIUM_VERSION)
+    with _capture(name, properties, folder, classpath, kafka) as capture:
+        yield capture

@@ -597,12 +597,16 @@ FEED_CASES = [
 
 
 def dbz(
-    op: str = "c", after: object = None, ts: object = 1_767_225_600_000, lsn: object = 1
+    op: str = "c",
+    after: object = None,
+    ts: object = 1_767_225_600_000,
+    lsn: object = 1,
+    **source: object,
 ) -> str:
     payload = {
         "op": op,
         "after": after if after is not None else {"id": 1, "name": "a", "amount": 2},
-        "source": {"ts_ms": ts, "lsn": lsn},
+        "source": {"ts_ms": ts, "lsn": lsn, **source},
     }
     return json.dumps({"schema": {}, "payload": payload})
 
@@ -631,6 +635,18 @@ DEBEZIUM_CASES = [
         reasons={"missing_event_ts": 1},
     ),
     Case("debezium", "overflow lsn", [dbz(), dbz(lsn=10**30)], reasons={}, rows_in=2),
+    Case(
+        "debezium",
+        "overflow lsn of a PostgreSQL connector",
+        [dbz(), dbz(lsn=10**30, connector="postgresql")],
+        reasons={"invalid_position:postgresql": 1},
+    ),
+    Case(
+        "debezium",
+        "binlog position without a file",
+        [dbz(), dbz(lsn=None, connector="mariadb", pos=4, row=0)],
+        reasons={"invalid_position:mariadb": 1},
+    ),
     Case(
         "debezium",
         "null key",

@@ -6,34 +6,22 @@ quarantined."""
 
 from __future__ import annotations
 
+import base64
 import random
 import string
-from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from change_event_support import HIGH
+from debezium_pipeline import Source
 from debezium_support import Capture, debezium_capture, postgres_available, postgres_server
-from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from servers import kafka_broker
 
-from spark_cdc.change_events.debezium.envelope import normalize_debezium
 from spark_cdc.change_events.debezium.types import DebeziumSettings
-from spark_cdc.change_events.landing import land_debezium_files
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.normalize import RAW_RECORD
-from spark_cdc.change_events.pipeline import (
-    SourceConfig,
-    history_increment,
-    ledger_increment,
-    merge_versions,
-    new_batches,
-)
-from spark_cdc.change_events.progress import latest_batch
 from spark_cdc.change_events.resolve import current_rows
-from spark_cdc.cli.main import main
 
 pytestmark = pytest.mark.skipif(
     not postgres_available(), reason="needs Debian's postgresql-15 and a JDK (javac)"
@@ -44,7 +32,7 @@ ORDERS_DDL = """
 create table orders (
     region text, order_no bigint, amount numeric(12, 2), rate numeric, placed_at timestamp,
     picked_up_at timestamptz, delivered_on date, slot time, paid boolean, doc jsonb, note text,
-    primary key (region, order_no));
+    placed_ms timestamp(3), data bytea, primary key (region, order_no));
 create table parcels (id int primary key, weight numeric(8, 3), note text);
 alter table parcels replica identity full;
 create table marker (step int primary key);
@@ -61,9 +49,16 @@ ORDERS = {
     "paid": "boolean",
     "doc": "string",
     "note": "string",
+    "placed_ms": "timestamp",
+    "data": "binary",
 }
 PARCELS = {"id": "int", "weight": "decimal(8,3)", "note": "string"}
 DECIMALS = {"amount", "rate", "weight"}
+
+
+def long_bytes(seed: int) -> str:
+    """About 12 kB of random bytes as a bytea literal: stored out of line (TOAST)."""
+    return "\\x" + random.Random(seed).randbytes(12_000).hex()
 
 
 def long_text(seed: int) -> str:
@@ -77,7 +72,9 @@ def orders_query(slot: str) -> str:
     return f"""select region, order_no, amount::text as amount, rate::text as rate,
         to_char(placed_at, '{TIMESTAMP_TEXT}') as placed_at,
         to_char(picked_up_at at time zone 'UTC', '{TIMESTAMP_TEXT}') as picked_up_at,
-        delivered_on::text as delivered_on, {slot} as slot, paid, doc::text as doc, note
+        delivered_on::text as delivered_on, {slot} as slot, paid, doc::text as doc, note,
+        to_char(placed_ms, '{TIMESTAMP_TEXT}') as placed_ms,
+        replace(encode(data, 'base64'), chr(10), '') as data
         from orders"""
 
 
@@ -93,6 +90,10 @@ STEPS = [
        false, null, 'second'),
       ('eu', 3, 0, null, null, null, null, null, null, null, '{long_text(3)}');
     insert into parcels values (1, 1.5, 'light'), (2, -0.001, '{long_text(2)}');
+    update orders set placed_ms = '2026-01-07 10:00:00.123', data = '\\xdeadbeef'
+        where region = 'eu' and order_no = 1;
+    update orders set placed_ms = '1899-12-31 23:59:59.999', data = '{long_bytes(3)}'
+        where region = 'eu' and order_no = 3;
     """,
     f"""
     insert into orders values
@@ -128,57 +129,11 @@ STEPS = [
 ]
 
 
-@dataclass
-class Source:
-    """One captured table applied by the pipeline, as the source's dbt models do."""
-
-    topic_table: str
-    schema: TargetSchema
-    settings: DebeziumSettings
-    landed: str
-    ledger: DataFrame | None = None
-    history: DataFrame | None = None
-    runs: int = 0
-    delivered: set[Path] = field(default_factory=set)
-    # (broker, checkpoint): landed from the capture's Kafka topic by `land-change-events`
-    kafka: tuple[str, Path] | None = None
-
-    @property
-    def config(self) -> SourceConfig:
-        return SourceConfig(self.topic_table, self.schema, truncate=self.settings.truncate)
-
-    def deliver(self, spark, capture: Capture, topic: str) -> list[Path]:
-        files = [path for path in capture.files(topic) if path not in self.delivered]
-        if self.kafka is not None:
-            broker, checkpoint = self.kafka
-            command = ["land-change-events", "--table", self.landed, "--debezium"]
-            command += ["--kafka-bootstrap-servers", broker, "--kafka-topics", topic]
-            assert main([*command, "--checkpoint", str(checkpoint)]) == 0
-        elif files:
-            land_debezium_files(spark, self.landed, [str(path) for path in files])
-        self.delivered.update(files)
-        feed = spark.table(self.landed)
-        if self.ledger is not None:
-            feed = new_batches(feed, latest_batch(self.ledger))
-        feed = normalize_debezium(feed, self.schema, self.settings)
-        feed = feed.withColumnRenamed("source_message", RAW_RECORD)
-        process = f"run-{self.runs}"
-        self.runs += 1
-        new = ledger_increment(feed, self.ledger, self.config, process)
-        self.ledger = (
-            new if self.ledger is None else self.ledger.unionByName(new)
-        ).localCheckpoint()
-        changes = history_increment(self.ledger, self.history, None, self.config, HIGH, process)
-        merged = (
-            changes if self.history is None else merge_versions(self.history, changes, self.schema)
-        )
-        self.history = merged.localCheckpoint()
-        return files
-
-
 def _text(value, column: str):
     if value is None:
         return None
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode()
     if column in DECIMALS:
         return Decimal(value)
     if hasattr(value, "hour") and hasattr(value, "microsecond"):
@@ -218,7 +173,17 @@ DELIVERIES = {
 CAPTURES = {
     # name: connector settings, the source's debezium settings, the orders' slot text
     "defaults": ({"converter.schemas.enable": "true"}, {}, SLOT_AS_TIME),
-    "schemaless": ({"converter.schemas.enable": "false"}, {}, SLOT_AS_MICROS),
+    # without a schema the unit of a timestamp's epoch number is named per column
+    "schemaless": (
+        {"converter.schemas.enable": "false"},
+        {
+            "column.logical.types": {
+                "placed_at": "io.debezium.time.MicroTimestamp",
+                "placed_ms": "io.debezium.time.Timestamp",
+            }
+        },
+        SLOT_AS_MICROS,
+    ),
     "strings_iso": (
         {
             "converter.schemas.enable": "false",

@@ -50,6 +50,7 @@ UNCHANGED_COLUMNS = "unchanged_columns"
 # Set by the landing on lines it could not read as an event (their first quarantine reason).
 LANDING_ERROR = "_landing_error"
 RAW_RECORD = "_raw_record"
+BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 
 
 def with_feed_columns(raw: DataFrame) -> DataFrame:
@@ -60,6 +61,14 @@ def with_feed_columns(raw: DataFrame) -> DataFrame:
     if POSITION in raw.columns:
         raw = raw.withColumn(POSITION, F.col(POSITION).cast(POSITION_TYPE))
     return raw
+
+
+def cast_text(text: Column, spark_type: str) -> Column:
+    """An image text cast to its column's type: ``try_cast``, but for a binary column, whose
+    text is its bytes in base64 (padded; anything else does not cast)."""
+    if spark_type == "binary":
+        return F.when(text.rlike(BASE64), F.unbase64(text))
+    return text.try_cast(spark_type)
 
 
 def _text(names: str, values: str, column: str) -> Column:
@@ -177,12 +186,12 @@ def normalize_events(raw: DataFrame, schema: TargetSchema, truncates: bool = Fal
     unchanged = F.coalesce(F.col(UNCHANGED_COLUMNS), F.array().cast("array<string>"))
     image = F.struct(
         *(
-            F.when(~F.array_contains(unchanged, c), F.col(_image_text(c)).try_cast(t)).alias(c)
+            F.when(~F.array_contains(unchanged, c), cast_text(F.col(_image_text(c)), t)).alias(c)
             for c, t in schema.columns.items()
         )
     )
     old_key = F.struct(
-        *(F.col(_old_text(k)).try_cast(schema.columns[k]).alias(k) for k in schema.keys)
+        *(cast_text(F.col(_old_text(k)), schema.columns[k]).alias(k) for k in schema.keys)
     )
     typed = staged.select("*", image.alias("image"), old_key.alias("old_key"))
     kind = F.col("change_kind")

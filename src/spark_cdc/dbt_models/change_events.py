@@ -125,7 +125,9 @@ def ledger(dbt: Any, session: SparkSession, meta: Mapping[str, Any], feed: DataF
     if settings(meta).get("input") == "debezium":
         if prior is not None:
             feed = new_batches(feed, highest)
-        feed = normalize_debezium(feed, config.schema, debezium_settings(meta))
+        feed = normalize_debezium(
+            feed, config.schema, debezium_settings(meta), undeclared=config.evolve_columns
+        )
         feed = feed.withColumnRenamed("source_message", RAW_RECORD)
         if config.truncate == "refuse":
             refuse_truncates(feed, config.name)

@@ -87,16 +87,23 @@ def _column_plans(
         )
         field = _field(fields, column)
         plans.append(
-            debezium_decode.column_plan(raw, field, schema.columns[column], settings, unchanged)
+            debezium_decode.column_plan(
+                raw, field, schema.columns[column], settings, unchanged, column
+            )
         )
     return F.array(*plans)
 
 
 def normalize_debezium(
-    messages: DataFrame, schema: TargetSchema, settings: DebeziumSettings | None = None
+    messages: DataFrame,
+    schema: TargetSchema,
+    settings: DebeziumSettings | None = None,
+    undeclared: bool = False,
 ) -> DataFrame:
     """Feed events (change_events.model columns, ``_batch_id``, ``source_message``,
-    ``unchanged_columns``, ``_landing_error``)."""
+    ``unchanged_columns``, ``_landing_error``). ``undeclared``: the image's other attributes
+    are decoded too, as text columns (a source that evolves its columns), a value that does not
+    decode setting ``undecodable:<name>:<how>``."""
     settings = settings or DebeziumSettings()
     passthrough = [c for c in messages.columns if c != "value"]
     value = F.col("value")
@@ -135,16 +142,35 @@ def normalize_debezium(
             image, F.col("_after_fields"), schema, declared, settings, settings.placeholders()
         ).alias("_d_plans"),
         _column_plans(old_image, old_fields, schema, schema.keys, settings).alias("_o_plans"),
+        _attribute_plans(image, F.col("_after_fields"), settings, undeclared).alias("_e_plans"),
     )
     decoded = planned.select(
         "*",
         debezium_decode.decode_column("_d_plans").alias("_d"),
         debezium_decode.decode_column("_o_plans").alias("_o"),
-    ).drop("_d_plans", "_o_plans")
-    return merge_key_changes(_events(decoded, passthrough, schema))
+        debezium_decode.decode_column("_e_plans").alias("_e"),
+    ).drop("_d_plans", "_o_plans", "_e_plans")
+    return merge_key_changes(_events(decoded, passthrough, schema, undeclared))
 
 
-def _events(decoded: DataFrame, passthrough: list[str], schema: TargetSchema) -> DataFrame:
+def _attribute_plans(
+    image: Column, fields: Column, settings: DebeziumSettings, undeclared: bool
+) -> Column:
+    """A decoding plan of every attribute of the image as a text column (empty unless
+    ``undeclared``)."""
+    if not undeclared:
+        return F.array().cast(f"array<{debezium_decode.PLAN_TYPE}>")
+    return F.transform(
+        F.map_keys(image),
+        lambda name: debezium_decode.column_plan(
+            image[name], _field(fields, name), "string", settings, F.lit(False)
+        ),
+    )
+
+
+def _events(
+    decoded: DataFrame, passthrough: list[str], schema: TargetSchema, undeclared: bool
+) -> DataFrame:
     op = F.col("m.op")
     kind = F.when(F.col("_tombstone"), F.lit("tombstone")).when(
         ~F.col("_strict") | F.col("m").isNull() | op.isNull(), F.lit("unparseable")
@@ -160,23 +186,35 @@ def _events(decoded: DataFrame, passthrough: list[str], schema: TargetSchema) ->
 
     text_of = {c: entry("_d", c)["text"] for c in declared}
 
-    def value_of(name: Column) -> Column:
+    def value_of(name: Column, index: Column) -> Column:
         chosen = F.when(F.lit(False), F.lit(None).cast("string"))
         for column, text in text_of.items():
             chosen = chosen.when(name == column, text)
+        if undeclared:
+            return chosen.otherwise(F.element_at(F.col("_e"), index + 1)["text"])
         return chosen.otherwise(F.col("_image")[name])
 
     def failed(part: str, column: str) -> Column:
         found = entry(part, column)
         return found["raw"].isNotNull() & ~found["unchanged"] & found["text"].isNull()
 
-    errors = [
-        F.when(failed("_d", c), F.concat(F.lit(f"undecodable:{c}:"), entry("_d", c)["how"]))
-        for c in declared
-    ] + [
-        F.when(failed("_o", k), F.concat(F.lit(f"undecodable:old_{k}:"), entry("_o", k)["how"]))
-        for k in keys
-    ]
+    def failed_attribute(found: Column, index: Column) -> Column:
+        name = F.element_at(names, index + 1)
+        bad = found["raw"].isNotNull() & found["text"].isNull() & ~name.isin(*declared)
+        return F.when(bad, F.concat(F.lit("undecodable:"), name, F.lit(":"), found["how"]))
+
+    attribute_errors = F.filter(F.transform(F.col("_e"), failed_attribute), lambda e: e.isNotNull())
+    errors = (
+        [
+            F.when(failed("_d", c), F.concat(F.lit(f"undecodable:{c}:"), entry("_d", c)["how"]))
+            for c in declared
+        ]
+        + [F.element_at(attribute_errors, 1)]
+        + [
+            F.when(failed("_o", k), F.concat(F.lit(f"undecodable:old_{k}:"), entry("_o", k)["how"]))
+            for k in keys
+        ]
+    )
     unchanged = F.filter(
         F.array(*(F.when(entry("_d", c)["unchanged"], F.lit(c)) for c in schema.nonkeys)),
         lambda c: c.isNotNull(),

@@ -93,12 +93,27 @@ def _decoded(
     columns: dict[str, str],
     settings: DebeziumSettings,
     prefix: str = "",
+    undeclared: bool = False,
 ) -> tuple[dict, list[str], str | None]:
-    """(name -> text, unchanged columns, first decoding error) of an image's attributes."""
-    texts, unchanged, error = {}, [], None
+    """(name -> text, unchanged columns, first decoding error) of an image's attributes (the
+    undeclared ones decoded as text columns when ``undeclared``; their errors after the
+    declared columns')."""
+    texts, unchanged, error, late_error = {}, [], None, None
     placeholders = settings.placeholders()
     for name, value in image.items():
         text = _text(value)
+        if name not in columns and undeclared and text is not None:
+            field = None if fields is None else fields.get(name)
+            try:
+                texts[name] = decode(text, field, "string", settings)
+            except Undecodable:
+                texts[name] = None
+                if late_error is None:
+                    how = field_kind(field, "string", settings)[1]
+                    if field is not None and (field.name or field.type):
+                        how = str(field.name or field.type)
+                    late_error = f"undecodable:{name}:{how}"
+            continue
         if name not in columns or text is None:
             texts[name] = text
             continue
@@ -108,19 +123,22 @@ def _decoded(
             continue
         field = None if fields is None else fields.get(name)
         try:
-            texts[name] = decode(text, field, columns[name], settings)
+            texts[name] = decode(text, field, columns[name], settings, name)
         except Undecodable:
             texts[name] = None
             if error is None:
-                how = field_kind(field, columns[name], settings)[1]
-                if field is not None and (field.name or field.type):
+                kind, how = field_kind(field, columns[name], settings, name)
+                if kind != "refused" and field is not None and (field.name or field.type):
                     how = str(field.name or field.type)
                 error = f"undecodable:{prefix}{name}:{how}"
-    return texts, unchanged, error
+    return texts, unchanged, error or late_error
 
 
 def event_of(
-    message: str | None, schema: TargetSchema, settings: DebeziumSettings | None = None
+    message: str | None,
+    schema: TargetSchema,
+    settings: DebeziumSettings | None = None,
+    undeclared: bool = False,
 ) -> tuple[ChangeEvent, str | None]:
     """The feed event of one message, and its op (None when unreadable)."""
     settings = settings or DebeziumSettings()
@@ -142,7 +160,9 @@ def event_of(
     old_fields = "after" if op == "u" and before is None else "before"
     names = values = unchanged = error = None
     if image is not None:
-        texts, found, error = _decoded(image, _fields(envelope, "after"), schema.columns, settings)
+        texts, found, error = _decoded(
+            image, _fields(envelope, "after"), schema.columns, settings, undeclared=undeclared
+        )
         names, values = tuple(image), tuple(texts[n] for n in image)
         # only the declared non-key columns can be left unchanged
         unchanged = tuple(c for c in schema.nonkeys if c in found) or None
@@ -169,11 +189,12 @@ def feed_events(
     batches: Sequence[Sequence[str | None]],
     schema: TargetSchema,
     settings: DebeziumSettings | None = None,
+    undeclared: bool = False,
 ) -> list[ChangeEvent]:
     """The feed events of delivered batches of messages (key-change pairs merged per batch)."""
     events: list[ChangeEvent] = []
     for batch in batches:
-        decoded = [event_of(message, schema, settings) for message in batch]
+        decoded = [event_of(message, schema, settings, undeclared) for message in batch]
         at: dict[tuple, list[int]] = {}
         for index, (event, op) in enumerate(decoded):
             positioned = event.event_seq is not None or event.event_position is not None
