@@ -12,6 +12,7 @@ from spark_cdc.change_events.debezium.envelope import normalize_debezium
 from spark_cdc.change_events.debezium.model import feed_events
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.pipeline import SourceConfig, history_increment, ledger_increment
+from spark_cdc.change_events.reference import resolve_reference
 
 SCHEMA = TargetSchema({"id": "int", "name": "string", "vip": "boolean"}, ("id",))
 MS = 1_767_225_600_000  # 2026-01-01 00:00:00 UTC
@@ -161,3 +162,69 @@ def test_normalization_edge_cases_match_the_model_and_the_docs(spark):
             "invalid_position:postgresql": 1,
         }
     )
+
+
+def binlog_message(op, before=None, after=None, pos=0, row=0, file="mysql-bin.000001") -> str:
+    """A MariaDB connector's message as it sends them: whole-second ts_ms, the binlog position
+    in ``file``, ``pos`` and ``row``, no lsn."""
+    payload = {
+        "before": before,
+        "after": after,
+        "source": {
+            "connector": "mariadb",
+            "ts_ms": MS,
+            "file": file,
+            "pos": pos,
+            "row": row,
+            "gtid": "0-1-6",
+            "server_id": 1,
+        },
+        "op": op,
+        "ts_ms": MS + 7,
+    }
+    return json.dumps({"schema": {}, "payload": payload})
+
+
+def test_a_mariadb_capture_with_equal_ts_ms_resolves_in_binlog_order(spark):
+    """Every message in one second (as MariaDB's binlog stamps them), delivered out of order:
+    three updates of one row in a transaction, an insert and a delete of one key, a key change
+    then an update of the new key, across two binlog files. The binlog position decides: the
+    last update wins, the deleted key stays deleted, the moved row keeps its update."""
+    in_order = [
+        binlog_message("c", None, {"id": 1, "name": "a", "vip": False}, pos=1164),
+        binlog_message("c", None, {"id": 2, "name": "b", "vip": False}, pos=1164, row=1),
+        binlog_message("u", {"id": 1}, {"id": 1, "name": "u1", "vip": False}, pos=1428),
+        binlog_message("u", {"id": 1}, {"id": 1, "name": "u2", "vip": True}, pos=1627),
+        binlog_message("u", {"id": 1}, {"id": 1, "name": "u3", "vip": False}, pos=1826),
+        binlog_message("c", None, {"id": 3, "name": "ghost", "vip": False}, pos=2100),
+        binlog_message("d", {"id": 3, "name": "ghost"}, None, pos=2331),
+        None,
+        binlog_message("d", {"id": 2, "name": "b"}, None, pos=2566),
+        binlog_message("c", None, {"id": 5, "name": "b", "vip": False}, pos=2566),
+        binlog_message("u", {"id": 5}, {"id": 5, "name": "b5", "vip": True}, pos=2751),
+        # the next binlog file: position 4 there comes after 2751 in file 1
+        binlog_message(
+            "u", {"id": 1}, {"id": 1, "name": "u4", "vip": True}, pos=4, file="mysql-bin.000002"
+        ),
+    ]
+    batches = [list(reversed(in_order[:8])), list(reversed(in_order[8:]))]
+    rows = [(b, v) for b, batch in enumerate(batches, start=1) for v in batch]
+    feed = normalize_debezium(spark.createDataFrame(rows, "_batch_id long, value string"), SCHEMA)
+    assert _feed_tuples(feed.collect()) == _model_tuples(feed_events(batches, SCHEMA))
+
+    config = SourceConfig("dbz_binlog", SCHEMA)
+    ledger = ledger_increment(feed, None, config, "run").localCheckpoint()
+    history = history_increment(ledger, None, None, config, HIGH, "run")
+    second = at(0)
+    assert state_of(history, SCHEMA) == {
+        (1,): (1, "u4", True, second, second, "update"),
+        (5,): (5, "b5", True, second, second, "update"),
+    }
+    assert history.where("is_ambiguous").count() == 0
+    # by the model too: events applied one by one in position order
+    expected = resolve_reference({}, feed_events(batches, SCHEMA), SCHEMA)
+    assert {key: row.values["name"] for key, row in expected.state.items()} == {
+        (1,): "u4",
+        (5,): "b5",
+    }
+    assert expected.ambiguous == set()

@@ -7,6 +7,6 @@ if [ -x /usr/lib/postgresql/15/bin/postgres ]; then
 fi
 if [ "$(id -u)" -ne 0 ]; then
   echo "install_postgres: not root; install it yourself: apt-get install postgresql-15" >&2
-  exit 0
+  exit 1
 fi
 apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null

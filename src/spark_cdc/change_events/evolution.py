@@ -36,7 +36,14 @@ from spark_cdc.hash_cdc.config import DELTA_FORBIDDEN
 from spark_cdc.schema_drift.inference import evolve
 
 BATCH = "_batch_id"
-RESERVED = (*VERSION_COLUMNS, "updated_at", "last_change_type", "row_hash", "_is_deleted")
+RESERVED = (
+    *VERSION_COLUMNS,
+    "event_position",
+    "updated_at",
+    "last_change_type",
+    "row_hash",
+    "_is_deleted",
+)
 DISCOVERED_TYPE = "string"
 
 

@@ -12,7 +12,7 @@ from spark_cdc.scaffold.render import render
 from spark_cdc.schema_drift.event_groups import GroupingError, parse_grouping
 
 # Columns the change-event tables add to a source's own (besides resolve.VERSION_COLUMNS).
-CHANGE_EVENT_TABLE_COLUMNS = ("updated_at", "last_change_type", "row_hash")
+CHANGE_EVENT_TABLE_COLUMNS = ("event_position", "updated_at", "last_change_type", "row_hash")
 HASH_CDC_RESERVED = (
     "key_hash",
     "nonkey_hash",
