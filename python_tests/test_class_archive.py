@@ -137,3 +137,35 @@ def test_the_archive_is_named_after_its_virtualenv_folder_then_its_key(archive_d
     tag, key = archive.stem.split("-")[1:]
     assert tag == class_archive.install_tag() and len(tag) == 8
     assert key == archive_key(class_archive.java_binary(), jars)
+
+
+@pytest.mark.parametrize("failure", ["timeout", "crash"])
+def test_make_setup_goes_on_when_the_archive_cannot_be_built(tmp_path, failure):
+    """A speed-up never fails the set-up: the archive's build forced to time out (its JVM is
+    stopped with it) or to fail ends `make setup` with rc 0 and one warning line; the next
+    setup tries again."""
+    import psutil
+
+    folder = tmp_path / "archives"
+    extra = {"SPARK_CDC_CLASS_ARCHIVE_DIR": str(folder)}
+    if failure == "timeout":
+        extra["SPARK_CDC_CLASS_ARCHIVE_TIMEOUT"] = "3"
+    else:
+        # the child's JVM cannot start: its java options name a file that is not an archive
+        extra["JDK_JAVA_OPTIONS"] = (
+            "-XX:SharedArchiveFile=/nonexistent/none.jsa -XX:+RequireSharedSpaces"
+        )
+    env = command_env(tmp_path / "home", **extra)
+    done = run_command(["make", "--no-print-directory", "setup"], env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    warnings = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1, done.stderr
+    assert "class archive" in warnings[0]
+    assert not any(folder.glob("*.jsa")) and not any(folder.glob(".*.partial"))
+    # nothing of the build is left running
+    leftovers = [
+        process.pid
+        for process in psutil.process_iter(["cmdline"])
+        if any(str(folder) in part for part in (process.info["cmdline"] or ()))
+    ]
+    assert leftovers == []

@@ -34,5 +34,6 @@ fi
 "$VENV/bin/python" -m spark_cdc.session.jars >/dev/null
 # The JVM class archive every embedded Spark process maps to start faster (built once, about a
 # minute; a no-op when present; Spark works without it).
-"$VENV/bin/python" -m spark_cdc.engine.class_archive_build >/dev/null
+"$VENV/bin/python" -m spark_cdc.engine.class_archive_build >/dev/null ||
+  echo "bootstrap: warning: the JVM class archive was not built (Spark works without it)" >&2
 echo "bootstrap: ready ($("$VENV/bin/python" -c 'import pyspark, delta; print("pyspark", pyspark.__version__)'))"

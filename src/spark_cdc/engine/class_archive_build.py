@@ -6,7 +6,9 @@ only a complete file is moved into place. Old archives are pruned.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -36,11 +38,25 @@ def _dump_workload() -> None:
         raise SystemExit(f"the JVM exited with {jvm.returncode} while writing the archive")
 
 
-def build_archive(timeout: float = 600) -> Path | None:
+TIMEOUT_SETTING = "SPARK_CDC_CLASS_ARCHIVE_TIMEOUT"
+DEFAULT_TIMEOUT = 600.0
+
+
+def build_timeout() -> float:
+    """Seconds the build may take (``SPARK_CDC_CLASS_ARCHIVE_TIMEOUT``, 600 by default)."""
+    try:
+        return float(os.environ.get(TIMEOUT_SETTING, DEFAULT_TIMEOUT))
+    except ValueError:
+        return DEFAULT_TIMEOUT
+
+
+def build_archive(timeout: float | None = None) -> Path | None:
     """Build the archive unless it is there; its path (None when there is no java, or it is
-    turned off). Raises when the JVM did not write a complete archive."""
+    turned off). Raises RuntimeError when the JVM did not write a complete archive in time; the
+    child process and its JVM are stopped with the build (their own process group)."""
     if os.environ.get(SETTING, "1").strip() == "0":
         return None
+    timeout = build_timeout() if timeout is None else timeout
     jars = session_jars()
     target = archive_file(jars)
     if target is None or target.is_file():
@@ -56,23 +72,12 @@ def build_archive(timeout: float = 600) -> Path | None:
             "SPARK_CDC_MASTER": "local[2]",
         }
         env.pop("SPARK_CDC_LOG_LEVEL", None)
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                "from spark_cdc.engine.class_archive_build import _dump_workload as w; w()",
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
         try:
-            if done.returncode != 0 or not partial.is_file():
+            returncode, stderr = _run_workload(env, timeout)
+            if returncode != 0 or not partial.is_file():
                 raise RuntimeError(
                     "the JVM class archive could not be built (Spark still works without it): "
-                    + (done.stderr.strip().splitlines() or ["no output"])[-1]
+                    + (stderr.strip().splitlines() or ["no output"])[-1]
                 )
             os.replace(partial, target)
         finally:
@@ -80,6 +85,35 @@ def build_archive(timeout: float = 600) -> Path | None:
     prune_replaced(target)
     prune_stale(target.parent, keep=target)
     return target
+
+
+def _run_workload(env: dict[str, str], timeout: float) -> tuple[int, str]:
+    """(return code, stderr) of the child that writes the archive; on a timeout its whole
+    process group (the child and its JVM) is killed and RuntimeError raised."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _DUMP],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        _, stderr = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
+        raise RuntimeError(
+            f"the JVM class archive was not built within {timeout:.0f} s and was stopped "
+            "(Spark works without it; the next setup tries again)"
+        ) from None
+    finally:
+        if child.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    return child.returncode, stderr
 
 
 def prune_replaced(current: Path) -> list[Path]:
@@ -115,8 +149,9 @@ def main() -> int:
     """Build the archive (a no-op when it is there) and print where it is."""
     try:
         archive = build_archive()
-    except RuntimeError as error:
-        print(f"spark_cdc: {error}", file=sys.stderr)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as error:
+        # a speed-up never fails the set-up: one warning line, and the next setup tries again
+        print(f"spark_cdc: warning: {error}", file=sys.stderr)
         return 0
     if archive is not None:
         print(archive)
