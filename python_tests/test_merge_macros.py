@@ -76,3 +76,33 @@ def test_an_increment_replaces_its_own_batches_and_those_after():
 def test_an_empty_increment_writes_nothing():
     sql = _merge(_macros({"merge_replace_from": "_batch_id"}, lowest=None), unique_key=())
     assert sql == "select 1 as nothing_to_write"
+
+
+def test_a_null_delete_flag_counts_as_false(spark):
+    """merge_delete_column run on Delta: a flagged row is deleted (matched) or left out
+    (unmatched); a NULL flag is no flag: its row is updated or inserted, never lost."""
+    columns = [SimpleNamespace(name=n, quoted=f"`{n}`") for n in ("id", "v")]
+    macros = Macros(
+        MERGE,
+        config={"merge_delete_column": "_is_deleted"},
+        extra={
+            "execute": True,
+            "run_query": lambda sql: _table(None),
+            "adapter": SimpleNamespace(get_columns_in_relation=lambda relation: columns),
+            "get_merge_update_columns": lambda *args: [],
+            "sql_header": None,
+        },
+    )
+    spark.sql("drop table if exists default.merge_flags")
+    spark.sql("create table default.merge_flags (id int, v string) using delta")
+    spark.sql("insert into default.merge_flags values (1, 'old'), (4, 'old'), (5, 'old')")
+    spark.createDataFrame(
+        [(1, "new", None), (2, "new", None), (3, "new", True), (4, "new", True), (5, "new", False)],
+        "id int, v string, _is_deleted boolean",
+    ).createOrReplaceTempView("merge_flags__dbt_tmp")
+    sql = macros.spark__get_merge_sql(
+        "default.merge_flags", "merge_flags__dbt_tmp", ["id"], [], None
+    )
+    spark.sql(sql)
+    rows = {(r.id, r.v) for r in spark.table("default.merge_flags").collect()}
+    assert rows == {(1, "new"), (2, "new"), (5, "new")}

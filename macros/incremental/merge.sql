@@ -5,7 +5,8 @@
     are only updated when it holds (e.g. a content hash differs), so unchanged rows keep their
     operational columns;
   - merge_delete_column: a boolean column of the source; a matched row whose flag is true is
-    deleted, an unmatched flagged row is not inserted. The column is not part of the target.
+    deleted, an unmatched flagged row is not inserted; a NULL flag counts as false (the row is
+    updated or inserted). The column is not part of the target.
 
   - merge_target_floor: a column of the target; the model sets the session setting
     spark_cdc.merge.target_floor (merge_floor.SETTING) to a value that every target row it
@@ -62,13 +63,13 @@
     using {{ source }} as DBT_INTERNAL_SOURCE
     on {{ predicates | join(' and ') }}
     {%- if delete_column %}
-    when matched and DBT_INTERNAL_SOURCE.{{ delete_column }} then delete
+    when matched and coalesce(DBT_INTERNAL_SOURCE.{{ delete_column }}, false) then delete
     {%- endif %}
     when matched {%- if update_condition %} and ({{ update_condition }}){% endif %} then update set
     {%- for column_name in update_columns %}
         {{ column_name }} = DBT_INTERNAL_SOURCE.{{ column_name }}{{ ',' if not loop.last }}
     {%- endfor %}
-    when not matched {%- if delete_column %} and not DBT_INTERNAL_SOURCE.{{ delete_column }}{% endif %} then insert
+    when not matched {%- if delete_column %} and not coalesce(DBT_INTERNAL_SOURCE.{{ delete_column }}, false){% endif %} then insert
         ({{ insert_columns | join(', ') }})
         values ({% for column in insert_columns %}DBT_INTERNAL_SOURCE.{{ column }}{{ ', ' if not loop.last }}{% endfor %})
 {% endmacro %}
