@@ -170,3 +170,16 @@ def test_a_settings_file_that_cannot_be_read_is_refused_naming_no_value(tmp_path
     settings.write_text(text, encoding="utf-8")
     with pytest.raises(SettingsError, match=re.escape(words)):
         _source(*KAFKA, "--kafka-settings-file", str(settings))
+
+
+@pytest.mark.parametrize("command", [["stream", "schema-drift", "events"], ["land-change-events"]])
+@pytest.mark.parametrize("value", ["0", "-5", "many"])
+def test_a_kafka_micro_batch_bound_below_one_record_is_refused(command, value, capsys):
+    options = ["--kafka-bootstrap-servers", "b:9092", "--kafka-topics", "t"]
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(
+            [*command, *options, "--max-offsets-per-trigger", value, "--table", "x.y"]
+            if command == ["land-change-events"]
+            else [*command, *options, "--max-offsets-per-trigger", value]
+        )
+    assert f"needs a whole number of 1 or more, not '{value}'" in capsys.readouterr().err

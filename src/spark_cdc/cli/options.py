@@ -65,8 +65,22 @@ def add_kafka_options(parser: argparse.ArgumentParser, instead_of: str) -> None:
         "--kafka-setting overrides it; a value may read ${env:NAME} or ${file:PATH:KEY}",
     )
     kafka.add_argument(
-        "--max-offsets-per-trigger", type=int, default=None, help="records per micro-batch (all)"
+        "--max-offsets-per-trigger",
+        type=positive_count,
+        default=None,
+        help="records per micro-batch (all)",
     )
+
+
+def positive_count(text: str) -> int:
+    """A count of 1 or more (a micro-batch of no file or record would never end)."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"needs a whole number of 1 or more, not {text!r}")
+    return count
 
 
 def kafka_source(args: argparse.Namespace) -> KafkaSource | None:

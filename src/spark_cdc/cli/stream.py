@@ -22,7 +22,7 @@ from types import FrameType
 from typing import Any
 
 from spark_cdc.cli.dbt_invoke import run_dbt
-from spark_cdc.cli.options import add_kafka_options, kafka_source
+from spark_cdc.cli.options import add_kafka_options, kafka_source, positive_count
 from spark_cdc.dbt_models.settings import SettingsError
 from spark_cdc.schema_drift.event_groups import Grouping, parse_grouping
 from spark_cdc.schema_drift.stream import FeedTables, StreamRun, start_group_stream, start_stream
@@ -66,17 +66,6 @@ def feed_settings(manifest: Any, feed: str) -> FeedSettings:
     )
 
 
-def _positive_count(text: str) -> int:
-    """A count of 1 or more (a micro-batch of no file would never end)."""
-    try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"needs a whole number of 1 or more, not {text!r}")
-    return count
-
-
 def add_stream_parser(commands: argparse._SubParsersAction) -> None:
     """``spark-cdc stream schema-drift ...``."""
     stream = commands.add_parser("stream", help="run a capability as a Structured Streaming query")
@@ -99,7 +88,7 @@ def add_stream_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--trigger-interval", default="30 seconds", help="(30 seconds)")
     parser.add_argument(
         "--max-files-per-trigger",
-        type=_positive_count,
+        type=positive_count,
         default=None,
         help="files per micro-batch (all): landed files, or with --group bronze's data files",
     )
