@@ -246,6 +246,16 @@ HASH_CASES = [
     ),
     Case(
         "csv",
+        "unknown operation codes of a delta extract",
+        _csv(
+            [["1", "a", "u"], ["2", "b", "DELETE"], ["3", "c", "x"], ["4", "d", " d "]],
+            ["id", "name", "op"],
+        ),
+        config=WITH_OPERATIONS,
+        reasons={"unknown_operation:op": 2},
+    ),
+    Case(
+        "csv",
         "keys with dots, dashes, unicode",
         _csv([["1", "a b", "名"], ["2", "c", "字"]], ["customer.id", "e-mail", "名前"]),
         config=ODD_NAMES,

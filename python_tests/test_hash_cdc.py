@@ -243,8 +243,9 @@ def test_bad_config_is_refused():
 def test_a_delta_extract_with_an_operation_column_deletes_and_leaves_the_rest(spark):
     """Day 1 inserts 1, 2, 3. Day 2 deletes 1 (its payload kept as the tombstone), lacks 2
     (unchanged: it stays I of day 1), deletes 4 (never seen: no row), updates 3, sends 5 with
-    a NULL operation (quarantined: its key has no row to hold). Day 3 sends 1 again (I; its
-    operation X, like any value that is not a delete value, is an upsert) and deletes 3."""
+    a NULL operation (quarantined: its key has no row to hold). Day 3 sends 1 again (I, by
+    the upsert value ``u`` in any case), deletes 3 (``d``: values compare ignoring case), and
+    sends 2 with ``DEL``, neither a delete nor an upsert value: quarantined, 2 held."""
     config = DatasetConfig.from_mapping(
         "ops",
         {"key_columns": {"k": "int"}, "nonkey_columns": {"v": "string"},
@@ -254,7 +255,7 @@ def test_a_delta_extract_with_an_operation_column_deletes_and_leaves_the_rest(sp
         ("2026-02-01", [("1", "a", "I"), ("2", "b", "I"), ("3", "c", "I")]),
         ("2026-02-02", [("1", None, "D"), ("4", None, " delete "), ("3", "c2", "U"),
                         ("5", "e", None)]),
-        ("2026-02-03", [("1", "a3", "X"), ("3", None, "D")]),
+        ("2026-02-03", [("1", "a3", "u"), ("3", None, "d"), ("2", "b3", "DEL")]),
     ]  # fmt: skip
     previous, states = None, []
     for date, rows in days:
@@ -269,9 +270,11 @@ def test_a_delta_extract_with_an_operation_column_deletes_and_leaves_the_rest(sp
                 for r in previous.select("k", "v", "operation", "eff_start_date").collect()
             )
         )
+        reasons = [r[REASON] for r in staged.where(F.col(REASON).isNotNull()).collect()]
         if date == "2026-02-02":
-            reasons = [r[REASON] for r in staged.where(F.col(REASON).isNotNull()).collect()]
             assert reasons == ["null_operation:op"]
+        if date == "2026-02-03":
+            assert reasons == ["unknown_operation:op"]
     assert states[1] == [
         (1, "a", "D", "2026-02-02"),
         (2, "b", "I", "2026-02-01"),

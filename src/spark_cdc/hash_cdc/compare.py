@@ -68,9 +68,8 @@ def is_delete_row(config: DatasetConfig) -> Column:
     """Whether a staged row of ``config``'s extract is a delete (its operation column)."""
     if not config.operation_column:
         return F.lit(False)
-    return F.coalesce(
-        F.trim(column(config.operation_column)).isin(*config.delete_values), F.lit(False)
-    )
+    values = [v.upper() for v in config.delete_values]
+    return F.coalesce(F.upper(F.trim(column(config.operation_column))).isin(*values), F.lit(False))
 
 
 def _sides(

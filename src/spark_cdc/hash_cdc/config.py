@@ -16,6 +16,7 @@ DELTA_FORBIDDEN = " ,;{}()\n\t="
 DEFAULT_MAX_DELETE_FRACTION = 0.5
 # The operation column's values that mark a row as a delete, unless declared.
 DEFAULT_DELETE_VALUES = ("D",)
+DEFAULT_UPSERT_VALUES = ("I", "U")
 
 
 class ConfigError(ValueError):
@@ -36,9 +37,10 @@ class DatasetConfig:
     - ``max_delete_fraction``: the share of live keys a full extract may delete (the mass-delete
       guard, see guards);
     - ``operation_column`` (delta mode only): the extract's column that says what each row is,
-      a delete when its value (trimmed) is one of ``delete_values``, an insert or update
-      otherwise; with it a key a delta extract lacks stays as it is (without it: X). The column
-      is read, never stored.
+      a delete when its value (trimmed, any case) is one of ``delete_values``, an insert or
+      update when it is one of ``upsert_values``; any other value is quarantined
+      (``unknown_operation:<column>``); with it a key a delta extract lacks stays as it is
+      (without it: X). The column is read, never stored.
     """
 
     name: str
@@ -51,6 +53,7 @@ class DatasetConfig:
     max_delete_fraction: float = DEFAULT_MAX_DELETE_FRACTION
     operation_column: str | None = None
     delete_values: tuple[str, ...] = DEFAULT_DELETE_VALUES
+    upsert_values: tuple[str, ...] = DEFAULT_UPSERT_VALUES
 
     @property
     def read_columns(self) -> dict[str, str]:
@@ -93,7 +96,8 @@ class DatasetConfig:
             operation_column=str(raw["operation_column"]).strip()
             if raw.get("operation_column")
             else None,
-            delete_values=_delete_values(name, raw.get("delete_values")),
+            delete_values=_values(name, "delete_values", raw.get("delete_values")),
+            upsert_values=_values(name, "upsert_values", raw.get("upsert_values")),
         )
         if not config.keys:
             raise ConfigError(f"{name}: at least one key column is needed")
@@ -105,6 +109,12 @@ class DatasetConfig:
             raise ConfigError(
                 f"{name}: operation_column is for delta extracts (extract_mode: delta); a full "
                 "extract deletes the keys it lacks"
+            )
+        both = {v.upper() for v in config.delete_values} & {v.upper() for v in config.upsert_values}
+        if both:
+            raise ConfigError(
+                f"{name}: {sorted(both)[0]!r} is both a delete and an upsert value (values "
+                "compare ignoring case)"
             )
         empty = [c for c in config.all_columns if not c.strip()]
         if empty:
@@ -134,15 +144,15 @@ class DatasetConfig:
         return config
 
 
-def _delete_values(name: str, value: Any) -> tuple[str, ...]:
+def _values(name: str, setting: str, value: Any) -> tuple[str, ...]:
+    """``delete_values`` or ``upsert_values``: non-empty texts, trimmed (their defaults when
+    unset)."""
     if value is None or value == "":
-        return DEFAULT_DELETE_VALUES
+        return DEFAULT_DELETE_VALUES if setting == "delete_values" else DEFAULT_UPSERT_VALUES
     values = [value] if isinstance(value, str | int | bool) else value
     texts = tuple(str(v).strip() for v in values) if isinstance(values, list | tuple) else ()
     if not texts or any(not text for text in texts):
-        raise ConfigError(
-            f"{name}: delete_values must be a list of non-empty values, got {value!r}"
-        )
+        raise ConfigError(f"{name}: {setting} must be a list of non-empty values, got {value!r}")
     return texts
 
 

@@ -77,4 +77,5 @@ def reference_apply(
 def _is_delete(row: dict, config: DatasetConfig) -> bool:
     if not config.operation_column:
         return False
-    return str(row.get(config.operation_column) or "").strip() in config.delete_values
+    operation = str(row.get(config.operation_column) or "").strip().upper()
+    return operation in {value.upper() for value in config.delete_values}

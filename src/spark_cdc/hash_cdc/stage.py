@@ -13,6 +13,8 @@ valid row; else ``;``-joined reasons):
 - ``cast_failed:<column>``: a non-NULL value does not cast to the column's type;
 - ``null_operation:<column>``: the operation column (a delta extract's, when declared) is NULL
   or blank: the row says neither upsert nor delete;
+- ``unknown_operation:<column>``: the operation column holds a value that is neither one of
+  ``delete_values`` nor one of ``upsert_values`` (compared trimmed, ignoring case);
 - ``duplicate_key``: the key occurs more than once in the extract (every copy is quarantined,
   since none of them can be chosen safely).
 
@@ -102,10 +104,13 @@ def stage_extract(raw: DataFrame, config: DatasetConfig, effective_date: str) ->
     ]
     if config.operation_column:
         operation = F.trim(column(config.operation_column))
+        blank = operation.isNull() | (operation == "")
+        known = [v.upper() for v in (*config.delete_values, *config.upsert_values)]
+        failures.append((blank & ~malformed, f"null_operation:{config.operation_column}"))
         failures.append(
             (
-                (operation.isNull() | (operation == "")) & ~malformed,
-                f"null_operation:{config.operation_column}",
+                ~blank & ~F.upper(operation).isin(*known) & ~malformed,
+                f"unknown_operation:{config.operation_column}",
             )
         )
     failures += [

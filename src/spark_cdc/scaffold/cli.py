@@ -83,6 +83,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         default=[],
         help="a value of --operation-column that marks a delete (repeat; default D)",
     )
+    hashed.add_argument(
+        "--upsert-value",
+        action="append",
+        default=[],
+        help="a value of --operation-column that marks an insert or update (repeat; default I "
+        "and U); any other value is quarantined",
+    )
     _common(hashed)
     hashed.set_defaults(handler=_run_hash_cdc)
 
@@ -138,6 +145,7 @@ def _run_hash_cdc(args: argparse.Namespace) -> int:
         landing_root=args.landing_root,
         operation_column=args.operation_column,
         delete_values=tuple(args.delete_value),
+        upsert_values=tuple(args.upsert_value),
     )
     files = hash_cdc_files(dataset)
     steps = [

@@ -271,6 +271,7 @@ class HashCdcDataset:
     landing_root: str | None = None
     operation_column: str | None = None
     delete_values: tuple[str, ...] = ()
+    upsert_values: tuple[str, ...] = ()
 
     def command(self) -> str:
         words = ["hash-cdc", self.name]
@@ -288,6 +289,7 @@ class HashCdcDataset:
         if self.operation_column:
             words.append(f"--operation-column={self.operation_column}")
         words += [f"--delete-value={value}" for value in self.delete_values]
+        words += [f"--upsert-value={value}" for value in self.upsert_values]
         return _command(words)
 
 
@@ -312,6 +314,7 @@ def hash_cdc_files(dataset: HashCdcDataset) -> dict[str, str]:
                 "max_delete_fraction": dataset.max_delete_fraction,
                 "operation_column": dataset.operation_column,
                 "delete_values": list(dataset.delete_values) or None,
+                "upsert_values": list(dataset.upsert_values) or None,
             },
         )
     except ConfigError as error:
@@ -324,6 +327,7 @@ def hash_cdc_files(dataset: HashCdcDataset) -> dict[str, str]:
         "max_delete_fraction": dataset.max_delete_fraction,
         "operation_column": dataset.operation_column,
         "delete_values": list(dataset.delete_values or ("D",)),
+        "upsert_values": list(dataset.upsert_values or ("I", "U")),
         "keys": dataset.keys,
         "nonkeys": dataset.nonkeys,
         "sensitive": dataset.sensitive,
