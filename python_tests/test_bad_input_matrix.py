@@ -248,7 +248,7 @@ HASH_CASES = [
         "csv",
         "unknown operation codes of a delta extract",
         _csv(
-            [["1", "a", "u"], ["2", "b", "DELETE"], ["3", "c", "x"], ["4", "d", " d "]],
+            [["1", "a2", "u"], ["2", "b", "DELETE"], ["4", "d", "x"]],
             ["id", "name", "op"],
         ),
         config=WITH_OPERATIONS,
