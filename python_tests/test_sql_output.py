@@ -11,7 +11,8 @@ from decimal import Decimal
 import pytest
 from pyspark.sql import Row
 
-from spark_cdc.cli.sql_output import format_rows
+from spark_cdc.cli.main import build_parser
+from spark_cdc.cli.sql_output import format_rows, row_limit
 
 pytestmark = pytest.mark.unit
 
@@ -56,3 +57,26 @@ def test_the_table_cuts_long_values_and_says_when_rows_were_left_out():
     assert lines[2] == "1  | " + "x" * 57 + "..."
     assert lines[-1] == "(first 1 rows)"
     assert json.loads(format_rows("s", ["id"], [(1,)], True, "json"))["truncated"] is True
+
+
+def test_json_is_valid_and_keeps_repeated_column_names_apart():
+    text = format_rows(
+        "select a.id, b.id, x", ["id", "id", "x"], [(1, 2, float("nan")), (3, 4, float("-inf"))],
+        False, "json",
+    )  # fmt: skip
+    document = json.loads(text, parse_constant=lambda word: pytest.fail(f"invalid JSON {word}"))
+    assert document["columns"] == ["id", "id#2", "x"]
+    assert document["rows"] == [
+        {"id": 1, "id#2": 2, "x": "NaN"},
+        {"id": 3, "id#2": 4, "x": "-Infinity"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("options", "limit"),
+    [([], 50), (["--format", "csv"], 0), (["--format", "json"], 0),
+     (["--format", "csv", "--limit", "5"], 5), (["--limit", "0"], 0)],
+)  # fmt: skip
+def test_machine_formats_print_every_row_unless_a_limit_is_given(options, limit):
+    args = build_parser().parse_args(["sql", "select 1", *options])
+    assert row_limit(args.limit, args.format) == limit

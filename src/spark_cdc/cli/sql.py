@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from spark_cdc.cli.sql_output import FORMATS, format_rows
+from spark_cdc.cli.sql_output import FORMATS, format_rows, row_limit
 
 
 def add_sql_parser(commands: argparse._SubParsersAction) -> None:
@@ -19,7 +19,11 @@ def add_sql_parser(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("statements", nargs="+", metavar="STATEMENT")
     parser.add_argument(
-        "--limit", type=int, default=50, help="rows printed per statement (0: every row)"
+        "--limit",
+        type=int,
+        default=None,
+        help="rows printed per statement (0: every row; default 50 for the table, every row "
+        "for json and csv)",
     )
     parser.add_argument(
         "--format",
@@ -37,14 +41,17 @@ def _run_sql(args: argparse.Namespace) -> int:
     from spark_cdc.targets import session_for
 
     spark = session_for()
+    limit = row_limit(args.limit, args.format)
     for statement in args.statements:
         try:
             frame = spark.sql(statement)
-            rows = (frame.limit(args.limit + 1) if args.limit > 0 else frame).collect()
+            rows = (frame.limit(limit + 1) if limit > 0 else frame).collect()
         except PySparkException as error:
             print(f"spark-cdc: error: {str(error).splitlines()[0]}", file=sys.stderr)
             return 2
-        more = args.limit > 0 and len(rows) > args.limit
-        shown = [tuple(row) for row in (rows[: args.limit] if more else rows)]
+        more = limit > 0 and len(rows) > limit
+        shown = [tuple(row) for row in (rows[:limit] if more else rows)]
         print(format_rows(statement, frame.columns, shown, more, args.format))
+        if more and args.format == "csv":  # csv has no place to say so
+            print(f"spark-cdc: the first {limit} rows of: {statement}", file=sys.stderr)
     return 0
