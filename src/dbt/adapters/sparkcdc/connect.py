@@ -20,14 +20,15 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.sparkcdc.sql_literals import sql_literal
 
 logger = AdapterLogger("Spark")
-# Sessions whose connection dbt cancelled (Ctrl-C), by id: what fails on them then is the
-# cancel, not the model.
-_cancelled: set[int] = set()
+# Marks a session whose connection dbt cancelled (Ctrl-C): what fails on it then is the cancel,
+# not the model. An attribute of the session object itself (an id could be reused by a later
+# session of a long-lived process, whose own errors would then read as a cancel).
+CANCELLED = "_spark_cdc_cancelled"
 
 
 def was_cancelled(session: Any) -> bool:
     """Whether dbt cancelled the connection of ``session`` (Ctrl-C)."""
-    return id(session) in _cancelled
+    return bool(getattr(session, CANCELLED, False))
 
 
 def connection_session(root: Any, server_side_parameters: Mapping[str, str]) -> Any:
@@ -193,7 +194,8 @@ class BoundSessionConnectionWrapper(SessionConnectionWrapper):
         other open connection after Ctrl-C): Spark's ``interruptAll`` of the session, which is
         this connection's own, on Spark Connect (a server keeps running a query its client
         left) and in this process alike."""
-        _cancelled.add(id(self.session))
+        with contextlib.suppress(AttributeError):
+            setattr(self.session, CANCELLED, True)
         try:
             interrupted = self.session.interruptAll()
         except Exception as error:  # a session already stopped has nothing left to run

@@ -71,7 +71,8 @@ class SessionPythonJobHelper(PythonJobHelper):
             if was_cancelled(spark):
                 # dbt prints no node's error after Ctrl-C: say it here, once.
                 message = (
-                    f"{name}: cancelled (Ctrl-C): its Spark session was stopped before it wrote"
+                    f"{name}: cancelled (Ctrl-C): its Spark operations were interrupted (a "
+                    "Delta write it had not committed is not written)"
                 )
                 logger.info(message)
                 raise DbtRuntimeError(message) from None
