@@ -20,10 +20,12 @@ def run_dbt(
     profiles_dir: Path | None = None,
     expect_success: bool = True,
     callbacks: Sequence[Callable[[Any], None]] = (),
+    target: str | None = None,
 ) -> Any:
     """Invoke ``dbt <args>`` in this process and return dbt's result object; ``callbacks``
     receive every event dbt fires (its SQL statements included).
 
+    ``target``: the profile's target (dbt's ``--target``; None: the profile's default).
     Raises :class:`DbtCommandError` when the command fails and ``expect_success`` is set.
     """
     from dbt.cli.main import dbtRunner
@@ -36,6 +38,7 @@ def run_dbt(
         str(project),
         "--profiles-dir",
         str(profiles),
+        *(["--target", target] if target else []),
     ]
     result = dbtRunner(callbacks=list(callbacks)).invoke(full_args)
     if expect_success and not result.success:

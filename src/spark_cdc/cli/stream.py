@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,13 +184,16 @@ def run_schema_drift_stream(args: argparse.Namespace) -> int:
     if kafka is not None:
         fetch_kafka_jars()  # before the session starts: it loads them when they are there
     spark = session_for()  # a SQL-only target is refused here, before anything runs
-    parsed = run_dbt(["parse", "--quiet"])
+    # the command's own target for its dbt runs too (its profiles folder: DBT_PROFILES_DIR, as
+    # --profiles-dir sets it), whatever the profile's default
+    target = os.environ.get("SPARK_CDC_TARGET") or None
+    parsed = run_dbt(["parse", "--quiet"], target=target)
     settings = feed_settings(parsed.result, args.feed)
     label = args.feed if args.group is None else f"{args.feed} group {args.group}"
     monitoring = ["run", "--quiet", "--select", *settings.monitoring]
 
     def refresh_monitoring(batch_id: int) -> None:
-        run_dbt(monitoring)
+        run_dbt(monitoring, target=target)
         print(f"{label}: micro-batch {batch_id} taken in", flush=True)
 
     run: StreamRun = _start(
@@ -214,7 +218,7 @@ def run_schema_drift_stream(args: argparse.Namespace) -> int:
     if run.failure() is not None:
         raise run.failure()
     if args.available_now and not stopped:
-        run_dbt(monitoring)
+        run_dbt(monitoring, target=target)
     batches = [p for p in run.query.recentProgress if p["numInputRows"]]
     rows = sum(p["numInputRows"] for p in batches)
     ending = "stopped by Ctrl-C: " if stopped else ""
