@@ -6,7 +6,13 @@ import json
 from collections import Counter
 from datetime import datetime
 
-from change_event_support import HIGH, state_of
+from change_event_support import (
+    HIGH,
+    expected_versions,
+    run_incrementally,
+    state_of,
+    versions_of,
+)
 
 from spark_cdc.change_events.debezium.envelope import normalize_debezium
 from spark_cdc.change_events.debezium.model import feed_events
@@ -54,7 +60,7 @@ def test_debezium_messages_resolve_with_key_changes_and_quarantine(spark):
     rows = [(b, v) for b, batch in ((1, batch_1), (2, batch_2)) for v in batch]
     messages = spark.createDataFrame(rows, "_batch_id long, value string")
     feed = normalize_debezium(messages, SCHEMA)
-    assert feed.count() == len(rows) - 1  # the key-change pair became one update
+    assert feed.count() == len(rows)  # one event per message: the resolver pairs a key change
 
     config = SourceConfig("dbz", SCHEMA)
     ledger = ledger_increment(feed, None, config, "run").localCheckpoint()
@@ -73,8 +79,10 @@ def test_debezium_messages_resolve_with_key_changes_and_quarantine(spark):
         ("tombstone", "skipped", "tombstone"),
         ("unparseable", "quarantined", "unknown_change_type:unparseable"),
     }
-    merged = ledger.where("event_seq = 30").first()
-    assert merged["old_key_values"] == ["1"] and len(json.loads(merged["source_message"])) == 2
+    halves = sorted(
+        (r["change_type"], r["status"]) for r in ledger.where("event_seq = 30").collect()
+    )
+    assert halves == [("delete", "applied"), ("insert", "applied")]  # each with its own message
 
 
 def _feed_tuples(rows) -> Counter:
@@ -122,21 +130,21 @@ def test_normalization_edge_cases_match_the_model_and_the_docs(spark):
     ]
     batches = [
         [
-            # A key change without a position (a connector of no known family, no lsn): not
-            # paired.
+            # A key change without a position (a connector of no known family, no lsn): the
+            # resolver cannot pair it.
             message("d", {"id": 3}, None, lsn=None, second=1, connector=None),
             message("c", None, {"id": 4, "name": "d"}, lsn=None, second=1, connector=None),
             # A PostgreSQL message without its lsn: no position, quarantined.
             message("c", None, {"id": 6, "name": "f"}, lsn=None, second=2),
-            # The same pair twice in one batch: not paired.
+            # The same pair twice in one batch (a redelivery): two events each.
             *pair,
             *pair,
             message("x", None, {"id": 5, "name": "e"}, lsn=60, second=6),  # an unknown op
             json.dumps(no_source_ts),  # the envelope's ts_ms stands in
-            json.dumps(no_ts_at_all),  # no position at all: never paired
+            json.dumps(no_ts_at_all),  # no ts_ms at all: quarantined
             json.dumps(no_ts_delete),
         ],
-        pair,  # the pair in a batch of its own: paired
+        pair,  # the pair again in a batch of its own
     ]
     rows = [(b, v) for b, batch in enumerate(batches, start=1) for v in batch]
     feed = normalize_debezium(spark.createDataFrame(rows, "_batch_id long, value string"), SCHEMA)
@@ -144,9 +152,8 @@ def test_normalization_edge_cases_match_the_model_and_the_docs(spark):
     assert spark_feed == _model_tuples(feed_events(batches, SCHEMA))
 
     kinds = Counter(kind for kind, *_ in spark_feed.elements())
-    # 13 messages, 12 events: batch 1's 4 deletes and 6 creates stay unpaired (the two without
-    # any ts_ms included), its unknown op; batch 2's pair is one update.
-    assert kinds == Counter({"delete": 4, "insert": 6, "x": 1, "update": 1})
+    # 13 messages, 13 events: normalization pairs nothing (the resolver does, test below)
+    assert kinds == Counter({"delete": 5, "insert": 7, "x": 1})
     envelope_ts = next(t for k, t, s, *_ in spark_feed if s == 70)
     assert envelope_ts == datetime(2026, 1, 1, 0, 0, 7, 5000)
     assert {t for k, t, s, *_ in spark_feed if s == 80} == {None}
@@ -156,7 +163,7 @@ def test_normalization_edge_cases_match_the_model_and_the_docs(spark):
     reasons = Counter(r["quarantine_reason"] for r in ledger.collect())
     assert reasons == Counter(
         {
-            None: 8,
+            None: 9,
             "unknown_change_type:x": 1,
             "missing_event_ts": 2,
             "invalid_position:postgresql": 1,
@@ -228,3 +235,41 @@ def test_a_mariadb_capture_with_equal_ts_ms_resolves_in_binlog_order(spark):
         (5,): "b5",
     }
     assert expected.ambiguous == set()
+
+
+TOASTED = "__debezium_unavailable_value"
+VERSION_FIELDS = ("id", "version_id", "valid_from", "valid_to", "change_type", "is_deleted")
+VERSION_FIELDS += ("name", "vip", "created_at", "is_current")
+
+
+def test_a_key_change_pairs_whichever_batches_and_runs_its_halves_land_in(spark):
+    """A primary-key change (Debezium: a delete of the old key and a create of the new key at one
+    lsn; Kafka partitions them by key, so they may land in different batches, in either order,
+    resolved by different runs) whose create leaves a TOASTed column unchanged: every split ends
+    in the same history as one batch, version ids included, equal to the model's: the row keeps
+    its created_at and the unchanged value, the old key's last version is its move-out."""
+    create = message("c", None, {"id": 1, "name": "long text", "vip": False}, lsn=10, second=1)
+    other = message("c", None, {"id": 9, "name": "other", "vip": True}, lsn=11, second=1)
+    delete = message("d", {"id": 1}, None, lsn=30, second=3)
+    moved = message("c", None, {"id": 2, "name": TOASTED, "vip": True}, lsn=30, second=3)
+    later = message("u", {"id": 2}, {"id": 2, "name": TOASTED, "vip": False}, lsn=40, second=4)
+    splits = {
+        "one batch": [[create, other, delete, moved, later]],
+        "delete first": [[create, other], [delete], [moved, later]],
+        "create first": [[create, other], [moved, later], [delete]],
+        "create first, redelivered": [[create, other], [moved], [later, delete, moved]],
+    }
+    config = SourceConfig("dbz_split", SCHEMA)
+    histories = {}
+    for name, runs in splits.items():
+        batches = [[(index + 1, feed_events([run], SCHEMA))] for index, run in enumerate(runs)]
+        _, history = run_incrementally(spark, batches, config, marks=True)
+        histories[name] = {tuple(r[c] for c in VERSION_FIELDS) for r in history.collect()}
+        messages = [m for run in runs for m in run]
+        expected = resolve_reference({}, feed_events([messages], SCHEMA), SCHEMA)
+        assert versions_of(history, SCHEMA) == expected_versions(expected, SCHEMA), name
+    assert all(h == histories["one batch"] for h in histories.values())
+    current = {(r[0], r[6], r[7], r[8]) for r in histories["one batch"] if r[9] and not r[5]}
+    assert current == {(2, "long text", False, at(1)), (9, "other", True, at(1))}
+    moves_out = {r[4] for r in histories["one batch"] if r[0] == 1 and r[5]}
+    assert moves_out == {"delete"}

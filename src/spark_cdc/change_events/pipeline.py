@@ -42,6 +42,7 @@ from spark_cdc.change_events.evolution import (
     evolved_schema,
     with_discovered_images,
 )
+from spark_cdc.change_events.key_changes import pair_key_changes
 from spark_cdc.change_events.model import TOMBSTONE, ChangeEventConfigError, TargetSchema
 from spark_cdc.change_events.normalize import POSITION, REASON, normalize_events
 from spark_cdc.change_events.progress import latest_batch
@@ -516,13 +517,18 @@ def history_increment(
     )
     if prior is None:
         base = None if initial is None else initial_versions(initial, schema, process_id)
-        return _resolved(applied, base, config, high_dttm, process_id)
+        paired = pair_key_changes(applied, schema)
+        return _resolved(paired, base, config, high_dttm, process_id)
     since = F.col("event_ts") >= F.lit(horizon)
-    window = keep(applied.where(since), "change_events.history_window")
+    landed = applied.where(since)
     if resolved_through is None:
-        fresh = window.where(F.col("process_id") == process_id)
+        fresh = landed.where(F.col("process_id") == process_id)
     else:
-        fresh = window.where(F.col(BATCH) > F.lit(resolved_through))
+        fresh = landed.where(F.col(BATCH) > F.lit(resolved_through))
+    # the two halves of a key change share their event_ts: both are in the window or neither;
+    # the keys are taken from the fresh halves before pairing (a pair is the insert's row, whose
+    # batch may be the older one)
+    window = keep(pair_key_changes(landed, schema), "change_events.history_window")
     keys, moves = _linked_keys(_action_keys(fresh, schema), window, schema)
     at_horizon = (
         (F.col("valid_from") < F.lit(horizon)) & (F.col("valid_to") >= F.lit(horizon))

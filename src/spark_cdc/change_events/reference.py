@@ -14,6 +14,10 @@ that instant), with its stored values and created_at:
   replaced); update of a missing key acts as an insert of the image;
 - delete removes the row by its old key; delete of a missing key is a no-op;
 - exact duplicate events (same fingerprint) apply once;
+- a key change a source sends as two events (Debezium: a delete of the old key and a create of
+  the new one at one position) is one update: in a feed with event_position, the valid events at
+  one (event_ts, event_seq, event_position), one of the last two set, that are exactly a delete
+  and an insert of two different keys are merged so, whichever batches they came in;
 - two different events at one (event_position, event_ts, event_seq) touching one key are
   ambiguous: they apply in fingerprint order (deterministic) and the (key, event_ts, event_seq)
   is reported.
@@ -31,7 +35,7 @@ for the old key of a key-changing update).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from spark_cdc.change_events.model import (
@@ -136,6 +140,8 @@ def resolve_reference(
             result.duplicates += 1
         else:
             unique[fingerprint(event)] = event
+    if any(e.event_position is not None for e in events):
+        unique = paired_key_changes(unique, schema)
     items: list[tuple] = [
         ((0,), row.updated_at, BEFORE_ANY_EVENT, "", key, row) for key, row in existing.items()
     ]
@@ -157,6 +163,34 @@ def resolve_reference(
         _apply(result, item, schema)
         result.applied += 1
     return result
+
+
+def paired_key_changes(unique: dict[str, ChangeEvent], schema: TargetSchema) -> dict:
+    """``unique`` (fingerprint -> valid event) with each key change sent as two events merged:
+    the events at one (event_ts, event_seq, event_position), one of the last two set, that are
+    exactly a delete and an insert of different keys become one update from the delete's old
+    key to the insert's image (keyed by the insert's fingerprint)."""
+    at: dict[tuple, list[str]] = {}
+    for fp, e in unique.items():
+        if e.event_ts is not None and (e.event_seq is not None or e.event_position is not None):
+            at.setdefault((e.event_ts, e.event_seq, e.event_position), []).append(fp)
+    paired = dict(unique)
+    for fps in at.values():
+        kinds = sorted(change_kind(unique[fp].change_type) for fp in fps)
+        if kinds != ["delete", "insert"]:
+            continue
+        delete, insert = sorted(fps, key=lambda fp: change_kind(unique[fp].change_type))
+        gone, came = unique[delete], unique[insert]
+        if old_key_of(gone, schema) == key_of(image_of(came, schema), schema):
+            continue
+        del paired[delete]
+        paired[insert] = replace(
+            came,
+            change_type="update",
+            old_key_names=gone.old_key_names,
+            old_key_values=gone.old_key_values,
+        )
+    return paired
 
 
 def _restore(result: ReferenceResult, key: tuple, row: StateRow) -> None:

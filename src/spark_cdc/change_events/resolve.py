@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from spark_cdc.change_events.key_changes import OUT_FINGERPRINT, pair_key_changes
 from spark_cdc.change_events.model import TRUNCATE, TargetSchema
 from spark_cdc.change_events.normalize import POSITION, UNCHANGED_COLUMNS
 from spark_cdc.core.cache_slots import keep, release
@@ -92,6 +93,8 @@ def _actions(
     moves = moves_a_key(schema)
     no_names = F.lit(None).cast("array<string>")
     unchanged = F.col(UNCHANGED_COLUMNS) if UNCHANGED_COLUMNS in events.columns else no_names
+    # a paired key change's move-out keeps the delete's identity (change_events.key_changes)
+    out = F.col(OUT_FINGERPRINT) if OUT_FINGERPRINT in events.columns else F.lit(None)
     common = {
         "_pos": _position(events),
         "_ts": F.col("event_ts"),
@@ -103,6 +106,8 @@ def _actions(
         "_stored_version": F.lit(None).cast("string"),
         "is_ambiguous_stored": F.lit(None).cast("boolean"),
         "_truncate": F.lit(False),
+        # a paired key change's move-out version keeps the delete's identity (key_changes)
+        "_out_fp": F.lit(None).cast("binary"),
     }
     upserts = events.where(F.col("change_kind").isin("insert", "update")).select(
         unchanged.alias("_unchanged"),
@@ -122,7 +127,8 @@ def _actions(
         F.lit(None).alias("_values"),
         F.lit(None).alias("_src"),
         (F.col("change_kind") == "update").alias("_is_out"),
-        *(column.alias(name) for name, column in common.items()),
+        *(column.alias(name) for name, column in common.items() if name != "_out_fp"),
+        F.unhex(out.cast("string")).alias("_out_fp"),
     )
     actions = upserts.unionByName(
         deletes.withColumn(
@@ -156,8 +162,13 @@ def _truncations(events: DataFrame, actions: DataFrame, common: dict) -> DataFra
             F.lit(None).cast(actions.schema["_values"].dataType).alias("_values"),
             F.lit(None).cast(actions.schema["_src"].dataType).alias("_src"),
             F.lit(False).alias("_is_out"),
-            *(column.alias(name) for name, column in common.items() if name != "_truncate"),
+            *(
+                column.alias(name)
+                for name, column in common.items()
+                if name not in ("_truncate", "_out_fp")
+            ),
             F.lit(True).alias("_truncate"),
+            F.lit(None).cast("binary").alias("_out_fp"),
         )
         .crossJoin(keys)
     )
@@ -185,6 +196,7 @@ def _restored(base: DataFrame, schema: TargetSchema, actions: DataFrame) -> Data
         F.col("version_id").alias("_stored_version"),
         F.col("is_ambiguous").alias("is_ambiguous_stored"),
         F.lit(False).alias("_truncate"),
+        F.lit(None).cast("binary").alias("_out_fp"),
     )
 
 
@@ -526,6 +538,7 @@ def resolve_versions(
         *([F.col("_pos").alias(POSITION)] if positioned else []),
         F.when(F.length("_fp") > 0, fingerprint).alias("event_fingerprint"),
         F.when(F.col("_restore"), F.col("_stored_version"))
+        .when(F.col("_out_fp").isNotNull(), F.lower(F.hex("_out_fp")))
         .when(F.col("_is_out"), F.concat(fingerprint, F.lit(":out")))
         .otherwise(fingerprint)
         .alias("version_id"),
@@ -607,6 +620,6 @@ def resolve_feed(
     # Kept: both outputs filter on the reason, which the optimizer would otherwise inline into
     # each filter (every image text and cast evaluated again).
     events = keep(events, "change_events.normalized")
-    valid = events.where(F.col(REASON).isNull())
+    valid = pair_key_changes(events.where(F.col(REASON).isNull()), schema)
     versions = resolve_versions(valid, schema, high_dttm, initial, process_id)
     return versions, events.where(F.col(REASON).isNotNull())

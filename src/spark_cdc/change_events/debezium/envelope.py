@@ -25,11 +25,10 @@ Input: a DataFrame with ``value`` (the message's JSON text, with or without the
   position (change_events.debezium.positions; a known family's unreadable position sets
   ``_landing_error`` to ``invalid_position:<family>``).
 - A primary-key change arrives as a delete of the old key and a create of the new key at the same
-  position (ts_ms, lsn and event_position); such a pair within one batch becomes one update from
-  the old key to the new one, so created_at follows the row (change_events.debezium.pairing).
-  Without a position (neither an lsn nor a family's position) or a ts_ms no pairing is
-  attempted.
-- ``source_message`` keeps the raw JSON (both messages, as a JSON array, for a merged pair).
+  position (ts_ms, lsn and event_position): both are kept as they came, and the resolver pairs
+  them into one update from the old key to the new one, whichever batches they landed in, so
+  created_at and unchanged TOASTed values follow the row (change_events.key_changes).
+- ``source_message`` keeps the message's raw JSON.
 """
 
 from __future__ import annotations
@@ -38,7 +37,6 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_cdc.change_events.debezium import decode as debezium_decode
-from spark_cdc.change_events.debezium.pairing import merge_key_changes
 from spark_cdc.change_events.debezium.positions import position_columns
 from spark_cdc.change_events.debezium.types import DebeziumSettings
 from spark_cdc.change_events.model import TargetSchema
@@ -150,7 +148,7 @@ def normalize_debezium(
         debezium_decode.decode_column("_o_plans").alias("_o"),
         debezium_decode.decode_column("_e_plans").alias("_e"),
     ).drop("_d_plans", "_o_plans", "_e_plans")
-    return merge_key_changes(_events(decoded, passthrough, schema, undeclared))
+    return _events(decoded, passthrough, schema, undeclared)
 
 
 def _attribute_plans(

@@ -191,37 +191,8 @@ def feed_events(
     settings: DebeziumSettings | None = None,
     undeclared: bool = False,
 ) -> list[ChangeEvent]:
-    """The feed events of delivered batches of messages (key-change pairs merged per batch)."""
-    events: list[ChangeEvent] = []
-    for batch in batches:
-        decoded = [event_of(message, schema, settings, undeclared) for message in batch]
-        at: dict[tuple, list[int]] = {}
-        for index, (event, op) in enumerate(decoded):
-            positioned = event.event_seq is not None or event.event_position is not None
-            if op is not None and positioned and event.event_ts is not None:
-                where = (event.event_ts, event.event_seq, event.event_position)
-                at.setdefault(where, []).append(index)
-        merged: set[int] = set()
-        for indexes in at.values():
-            ops = sorted(decoded[i][1] for i in indexes)
-            if len(indexes) == 2 and "d" in ops and ({"c", "r"} & set(ops)):
-                delete = next(i for i in indexes if decoded[i][1] == "d")
-                create = next(i for i in indexes if decoded[i][1] != "d")
-                d_event, c_event = decoded[delete][0], decoded[create][0]
-                events.append(
-                    ChangeEvent(
-                        "update",
-                        c_event.event_ts,
-                        c_event.event_seq,
-                        c_event.column_names,
-                        c_event.column_values,
-                        d_event.old_key_names,
-                        d_event.old_key_values,
-                        c_event.landing_error or d_event.landing_error,
-                        c_event.unchanged_columns,
-                        c_event.event_position,
-                    )
-                )
-                merged.update(indexes)
-        events += [event for i, (event, _) in enumerate(decoded) if i not in merged]
-    return events
+    """The feed events of delivered batches of messages, one per message (a key change's delete
+    and create stay two: the resolver pairs them, change_events.reference)."""
+    return [
+        event_of(message, schema, settings, undeclared)[0] for batch in batches for message in batch
+    ]
