@@ -11,6 +11,8 @@ table's Delta history.
 
 from __future__ import annotations
 
+import time
+
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
@@ -45,6 +47,20 @@ def has_orphan(spark: SparkSession, table: str) -> bool:
 
 
 _EXISTS_MARKERS = ("TABLE_OR_VIEW_ALREADY_EXISTS", "already exists")
+# Delta's refusal of the second of two creates of one new table (both wrote a first commit to
+# the empty directory).
+_CREATED_MEANWHILE = ("DELTA_PROTOCOL_CHANGED", "DELTA_METADATA_CHANGED")
+_REGISTER_WAIT_SECONDS = 30.0
+
+
+def _registered_within(spark: SparkSession, table: str, seconds: float) -> bool:
+    """Whether the catalog has ``table`` within ``seconds`` (asked every quarter second)."""
+    deadline = time.monotonic() + seconds
+    while not spark.catalog.tableExists(table):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.25)
+    return True
 
 
 def create_empty(spark: SparkSession, table: str, schema: StructType | str) -> None:
@@ -67,5 +83,11 @@ def create_empty(spark: SparkSession, table: str, schema: StructType | str) -> N
         else:
             writer.create()
     except Exception as error:
-        if not any(marker in str(error) for marker in _EXISTS_MARKERS):
+        if any(marker in str(error) for marker in _EXISTS_MARKERS):
+            return
+        if not any(marker in str(error) for marker in _CREATED_MEANWHILE):
+            raise
+        # Another run's create of an empty directory committed first; it registers the table
+        # in the catalog right after its commit.
+        if not _registered_within(spark, table, _REGISTER_WAIT_SECONDS):
             raise
