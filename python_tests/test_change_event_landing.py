@@ -3,6 +3,7 @@ file once, whatever the retries and overlaps."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections import Counter
@@ -360,3 +361,28 @@ def test_two_overlapping_kafka_landings_never_land_a_record_twice(spark, broker,
     land_micro_batch(spark, table, records, False)
     expected = [f"kafka://{topic}/0/{offset:019d}" for offset in range(produced)]
     assert sorted(identities().elements()) == expected
+
+
+def test_a_kafka_landing_that_reaches_no_broker_says_so_in_one_line(tmp_path):
+    """No broker at the address (a closed port on loopback): the command ends with exit code 2
+    and one line naming the brokers, the topics and Kafka's reason, with no traceback and no
+    JVM stack (the Kafka client's retries are not logged either)."""
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{unused.getsockname()[1]}"  # closed again below: nothing listens
+    env = command_env(tmp_path / "home", SPARK_CDC_TARGET="local")
+    done = run_command(
+        [str(BIN / "spark-cdc"), "land-change-events", "--table", "kx.landed", "--debezium",
+         "--kafka-bootstrap-servers", address, "--kafka-topics", "orders",
+         "--kafka-setting", "default.api.timeout.ms=2000",
+         "--kafka-setting", "request.timeout.ms=2000",
+         "--checkpoint", str(tmp_path / "checkpoint")],
+        env,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    said = [line for line in done.stderr.splitlines() if line.startswith("spark-cdc: error:")]
+    assert len(said) == 1 and f"Kafka at {address} did not serve topics orders" in said[0]
+    assert "TimeoutException" in said[0], said
+    assert "Traceback" not in done.stderr and "\tat " not in done.stderr, done.stderr[-2000:]
+    assert len(done.stderr.splitlines()) <= 3, done.stderr  # the JVM's own notice at most

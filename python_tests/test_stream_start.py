@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from spark_cdc.schema_drift.stream import WORKER_TIMEOUT, StreamStartError, _started
+from spark_cdc.core.streaming_queries import WORKER_TIMEOUT, StreamStartError, start_query
 
 # The first line of what a loaded Spark Connect 4.2 server returned (engine suite, 2026-12-02).
 SERVER_ERROR = (
@@ -40,7 +40,7 @@ def test_the_text_matched_is_the_servers():
 @pytest.mark.parametrize("failures", [0, 1, 2])
 def test_a_worker_that_did_not_connect_back_starts_the_query_again(failures, capsys):
     writer = Writer(failures)
-    assert _started(writer, remote=True) == "query"
+    assert start_query(writer, remote=True) == "query"
     assert writer.starts == failures + 1
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == failures
@@ -50,7 +50,7 @@ def test_a_worker_that_did_not_connect_back_starts_the_query_again(failures, cap
 def test_three_failed_starts_give_one_clear_error(capsys):
     writer = Writer(3)
     with pytest.raises(StreamStartError, match="3 times: the engine's machine is too loaded"):
-        _started(writer, remote=True)
+        start_query(writer, remote=True)
     assert writer.starts == 3
 
 
@@ -58,7 +58,7 @@ def test_three_failed_starts_give_one_clear_error(capsys):
 def test_other_errors_and_the_embedded_session_are_not_retried(remote, text):
     writer = Writer(1, text)
     with pytest.raises(RuntimeError, match=re.escape(text.splitlines()[0])):
-        _started(writer, remote=remote)
+        start_query(writer, remote=remote)
     assert writer.starts == 1
 
 

@@ -13,6 +13,7 @@ tombstones (records without a value) land too, with a null ``value``.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -31,6 +32,7 @@ from spark_cdc.change_events.landing import (
 )
 from spark_cdc.change_events.pipeline import BATCH
 from spark_cdc.core.kafka_records import KafkaSource, kafka_records, record_identity
+from spark_cdc.core.streaming_queries import kafka_failure, start_query
 
 
 def _not_landed(
@@ -79,7 +81,8 @@ def land_micro_batch(
 def land_kafka(
     spark: SparkSession, table: str, source: KafkaSource, checkpoint: Path, debezium: bool = False
 ) -> Landing:
-    """Land what the topics hold beyond the checkpoint's offsets, a batch per micro-batch."""
+    """Land what the topics hold beyond the checkpoint's offsets, a batch per micro-batch.
+    Kafka's own failures (no broker, a refused login) raise KafkaUnavailableError, one line."""
     ensure_schema(spark, table)
     before = next_batch_id(spark, table)
 
@@ -89,15 +92,17 @@ def land_kafka(
     records = kafka_records(spark, source).select(
         F.col("value").cast("string").alias("value"), record_identity().alias(SOURCE_FILE)
     )
-    query = (
+    writer = (
         records.writeStream.queryName(f"land_{table.replace('.', '_')}")
         .option("checkpointLocation", str(checkpoint))
         .trigger(availableNow=True)
         .foreachBatch(each_batch)
-        .start()
     )
-    query.awaitTermination()
+    # on Spark Connect, each micro-batch runs in a Python worker the server starts
+    query = start_query(writer, remote=type(spark).__module__.startswith("pyspark.sql.connect"))
+    with contextlib.suppress(Exception):  # the query's failure, read below
+        query.awaitTermination()
     failure = query.exception()
     if failure is not None:
-        raise failure
+        raise kafka_failure(failure, source) or failure
     return Landing(list(range(before, next_batch_id(spark, table))))

@@ -44,11 +44,12 @@ def _user_errors() -> tuple[type[Exception], ...]:
     """Errors that are about the input or the environment, reported as one line (exit code 2)."""
     from spark_cdc.change_events.landing import InitialRowsError, LandingConflictError
     from spark_cdc.change_events.model import ChangeEventConfigError
+    from spark_cdc.core.streaming_queries import KafkaUnavailableError, StreamStartError
     from spark_cdc.dbt_models.settings import SettingsError
     from spark_cdc.engine.server import EngineError
     from spark_cdc.hash_cdc.config import ConfigError
     from spark_cdc.scaffold.names import AddError
-    from spark_cdc.schema_drift.stream import ServerPythonError, StreamStartError
+    from spark_cdc.schema_drift.stream import ServerPythonError
     from spark_cdc.session.home_lock import HomeInUseError
     from spark_cdc.session.master_check import MasterUnavailableError
     from spark_cdc.targets import TargetError
@@ -67,6 +68,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
         SettingsError,
         ServerPythonError,
         StreamStartError,
+        KafkaUnavailableError,
     )
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from spark_cdc.cli.dbt_invoke import run_dbt
 from spark_cdc.cli.options import add_kafka_options, kafka_source, positive_count
+from spark_cdc.core.streaming_queries import kafka_failure
 from spark_cdc.dbt_models.settings import SettingsError
 from spark_cdc.schema_drift.event_groups import Grouping, parse_grouping
 from spark_cdc.schema_drift.stream import FeedTables, StreamRun, start_group_stream, start_stream
@@ -215,8 +216,9 @@ def run_schema_drift_stream(args: argparse.Namespace) -> int:
     finally:
         run.finish()
         run.close_metrics()
-    if run.failure() is not None:
-        raise run.failure()
+    failure = run.failure()
+    if failure is not None:
+        raise (kafka_failure(failure, kafka) if kafka is not None else None) or failure
     if args.available_now and not stopped:
         run_dbt(monitoring, target=target)
     batches = [p for p in run.query.recentProgress if p["numInputRows"]]

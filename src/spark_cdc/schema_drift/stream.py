@@ -32,13 +32,11 @@ import contextlib
 import dataclasses
 import functools
 import random
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -54,6 +52,7 @@ from spark_cdc.core.idempotent_loads import (
     write_options,
 )
 from spark_cdc.core.orphan_tables import create_empty
+from spark_cdc.core.streaming_queries import start_query
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.event_groups import Grouping
 from spark_cdc.schema_drift.grouping_table import record_grouping, refuse_ungrouped
@@ -628,48 +627,13 @@ def _start(
         else writer.trigger(processingTime=trigger_interval)
     )
     try:
-        query = _started(writer, remote)
+        query = start_query(writer, remote)
     except Exception:
         if metrics is not None:  # no query to report on: the endpoint goes with it
             metrics.close()
         spark.streams.removeListener(recorder)
         raise
     return StreamRun(spark, query, recorder, tables, served, gate)
-
-
-# What a Connect server says when the Python process of a query's foreachBatch did not connect
-# back in time: Spark waits a fixed 10 s for it (PythonWorkerFactory's simple workers), which a
-# loaded machine can exceed while Python imports pyspark.
-WORKER_TIMEOUT = "Python worker failed to connect back"
-_START_ATTEMPTS = 3
-
-
-class StreamStartError(RuntimeError):
-    """The engine could not start the query's Python worker."""
-
-
-def _started(writer: Any, remote: bool) -> Any:
-    """``writer.start()``; on Spark Connect, started again (at most three times in all) when the
-    server's Python worker for the micro-batches did not connect back in Spark's 10 s."""
-    for attempt in range(1, _START_ATTEMPTS + 1):
-        try:
-            return writer.start()
-        except Exception as error:
-            if not remote or WORKER_TIMEOUT not in str(error):
-                raise
-            if attempt == _START_ATTEMPTS:
-                raise StreamStartError(
-                    f"the engine's Python worker for the stream's micro-batches did not connect "
-                    f"back within Spark's 10 s, {_START_ATTEMPTS} times: the engine's machine is "
-                    "too loaded to start it; try again when it is less busy"
-                ) from None
-            print(
-                "spark-cdc: the engine's Python worker for the stream's micro-batches did not "
-                f"connect back within Spark's 10 s (a loaded machine): starting the query again "
-                f"(attempt {attempt + 1} of {_START_ATTEMPTS})",
-                file=sys.stderr,
-            )
-    raise AssertionError("unreachable")
 
 
 class ServerPythonError(RuntimeError):
