@@ -3,14 +3,18 @@ apply it (ledger, then history), delivery by delivery, from files or through Kaf
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from change_event_support import HIGH
 from debezium_support import Capture
 from pyspark.sql import DataFrame
 
 from spark_cdc.change_events.debezium.envelope import normalize_debezium
+from spark_cdc.change_events.debezium.positions import position_of
 from spark_cdc.change_events.debezium.types import DebeziumSettings
 from spark_cdc.change_events.landing import land_debezium_files
 from spark_cdc.change_events.model import TargetSchema
@@ -78,3 +82,37 @@ class Source:
         )
         self.history = merged.localCheckpoint()
         return files
+
+
+def marker_position(capture: Capture, topic: str, step: int) -> tuple[int, ...]:
+    """The connector's position of the marker row written after ``step``'s statements (a
+    later position than every change of that step)."""
+    for path in capture.files(topic):
+        for line in path.read_text().splitlines():
+            message = json.loads(line) if line.strip() not in ("", "null") else None
+            payload = (message or {}).get("payload", message) or {}
+            if (payload.get("after") or {}).get("step") == step:
+                position, error = position_of(payload["source"])
+                assert error is None and position is not None, payload["source"]
+                return position
+    raise AssertionError(f"no marker of step {step} on {topic}")
+
+
+def as_of(
+    source: Source, position: tuple[int, ...], columns: list[str], text: Callable[[Any, str], Any]
+) -> list[dict]:
+    """The rows ``source``'s history holds at ``position``: per key, its version of the latest
+    position at or before it, unless that is a deletion; each value as ``text`` gives it,
+    sorted by key."""
+    last: dict = {}
+    for row in source.history.collect():
+        at = tuple(row["event_position"])
+        key = tuple(row[k] for k in source.schema.keys)
+        if at <= position and (key not in last or tuple(last[key]["event_position"]) < at):
+            last[key] = row
+    found = [
+        {c: text(row.asDict().get(c), c) for c in columns}
+        for row in last.values()
+        if not row["is_deleted"]
+    ]
+    return sorted(found, key=lambda row: tuple(str(row[k]) for k in source.schema.keys))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from datetime import datetime
+from datetime import date, datetime
+from decimal import Decimal
 
 from change_event_support import (
     HIGH,
@@ -17,7 +18,12 @@ from change_event_support import (
 from spark_cdc.change_events.debezium.envelope import normalize_debezium
 from spark_cdc.change_events.debezium.model import feed_events
 from spark_cdc.change_events.model import TargetSchema
-from spark_cdc.change_events.pipeline import SourceConfig, history_increment, ledger_increment
+from spark_cdc.change_events.pipeline import (
+    SourceConfig,
+    history_increment,
+    ledger_increment,
+    merge_versions,
+)
 from spark_cdc.change_events.reference import resolve_reference
 
 SCHEMA = TargetSchema({"id": "int", "name": "string", "vip": "boolean"}, ("id",))
@@ -273,3 +279,113 @@ def test_a_key_change_pairs_whichever_batches_and_runs_its_halves_land_in(spark)
     assert current == {(2, "long text", False, at(1)), (9, "other", True, at(1))}
     moves_out = {r[4] for r in histories["one batch"] if r[0] == 1 and r[5]}
     assert moves_out == {"delete"}
+
+
+def _schema_field(name: str, kind: str, logical: str | None = None, **parameters) -> dict:
+    field = {"field": name, "type": kind, "optional": True}
+    if logical:
+        field["name"] = logical
+    if parameters:
+        field["parameters"] = {k.replace("_", "."): str(v) for k, v in parameters.items()}
+    return field
+
+
+DECIMAL = "org.apache.kafka.connect.data.Decimal"
+BASE_FIELDS = [_schema_field("id", "int32"), _schema_field("name", "string")]
+EVOLVED_FIELDS = [
+    _schema_field("discount", "bytes", DECIMAL, scale=2, connect_decimal_precision=6),
+    _schema_field("seen_at", "int64", "io.debezium.time.MicroTimestamp"),
+    _schema_field("born", "int32", "io.debezium.time.Date"),
+    _schema_field("visits", "int64"),
+    _schema_field("blob", "bytes"),
+    _schema_field("ratio", "float64"),
+    _schema_field("pickup", "int64", "io.debezium.time.MicroTime"),
+]
+
+
+def typed_message(after: dict, fields: list[dict], lsn: int, second: int) -> str:
+    """A create with the schema envelope (JsonConverter, schemas on)."""
+    image = {"type": "struct", "field": "after", "fields": fields}
+    payload = {
+        "before": None,
+        "after": after,
+        "source": {"connector": "postgresql", "ts_ms": MS + second * 1000, "lsn": lsn},
+        "op": "c",
+        "ts_ms": MS + second * 1000 + 5,
+    }
+    return json.dumps({"schema": {"type": "struct", "fields": [image]}, "payload": payload})
+
+
+def test_evolved_columns_take_the_type_their_schema_gives_and_refuse_another(spark):
+    """Columns a source discovers are typed by the envelope's schema of the first batch that
+    brings them (a decimal of its scale, a timestamp, a date, integers, bytes, a double; a time
+    as its text), the same by incremental runs as by one; a later message that gives a column
+    another type (a decimal of another scale) is quarantined, never cast into it."""
+    schema = TargetSchema({"id": "int", "name": "string"}, ("id",))
+    first = {
+        "id": 1,
+        "name": "a",
+        "discount": "/do=",  # -5.50 (unscaled -550, two's complement, big-endian)
+        "seen_at": 1_767_862_800_123_456,  # 2026-01-08 09:00:00.123456
+        "born": -25_567,  # 1900-01-01
+        "visits": 9_007_199_254_740_993,  # above a double's exact integers
+        "blob": "3q2+7w==",  # de ad be ef
+        "ratio": 0.1,
+        "pickup": 3_020_000_000,  # 838:53:20 would not fit a day: 00:50:20 here
+    }
+    second = {"id": 2, "name": "b", "discount": "AH0=", "seen_at": None}  # 1.25
+    rescaled = [
+        *BASE_FIELDS,
+        _schema_field("discount", "bytes", DECIMAL, scale=3, connect_decimal_precision=6),
+    ]
+    runs = [
+        [typed_message(first, BASE_FIELDS + EVOLVED_FIELDS, 10, 1)],
+        [
+            typed_message(second, BASE_FIELDS + EVOLVED_FIELDS[:2], 20, 2),
+            typed_message({"id": 3, "name": "c", "discount": "AH0="}, rescaled, 30, 3),
+        ],
+    ]
+    config = SourceConfig("dbz_typed", schema, evolve_columns=True)
+
+    def rows_of(batches):
+        rows = [(b, v) for b, batch in batches for v in batch]
+        frame = spark.createDataFrame(rows, "_batch_id long, value string")
+        return normalize_debezium(frame, schema, undeclared=True)
+
+    one = rows_of(list(enumerate(runs, start=1)))
+    ledger = ledger_increment(one, None, config, "one").localCheckpoint()
+    whole = history_increment(ledger, None, None, config, HIGH, "one")
+    reasons = {r["quarantine_reason"] for r in ledger.collect()}
+    assert reasons == {None, "undecodable:discount:decimal(6,3) into decimal(6,2)"}
+    types = {f.name: f.dataType.simpleString() for f in whole.schema.fields}
+    assert {c: types[c] for c in ("discount", "seen_at", "born", "visits", "blob", "ratio")} == {
+        "discount": "decimal(6,2)",
+        "seen_at": "timestamp",
+        "born": "date",
+        "visits": "bigint",
+        "blob": "binary",
+        "ratio": "double",
+    }
+    assert types["pickup"] == "string"
+    current = {r["id"]: r for r in whole.where("is_current").collect()}
+    assert set(current) == {1, 2}
+    row = current[1]
+    assert row["discount"] == Decimal("-5.50") and row["visits"] == 9_007_199_254_740_993
+    assert row["seen_at"] == datetime(2026, 1, 8, 9, 0, 0, 123456)
+    assert row["born"] == date(1900, 1, 1) and bytes(row["blob"]) == bytes.fromhex("deadbeef")
+    assert row["ratio"] == 0.1 and row["pickup"] == "00:50:20.000000"
+    assert current[2]["discount"] == Decimal("1.25") and current[2]["born"] is None
+
+    # run by run: the history's columns are read back from its table, as the dbt model does
+    ledger = history = None
+    for number, batch in enumerate(runs, start=1):
+        process = f"run-{number}"
+        new = ledger_increment(rows_of([(number, batch)]), ledger, config, process)
+        ledger = (new if ledger is None else ledger.unionByName(new)).localCheckpoint()
+        changes = history_increment(ledger, history, None, config, HIGH, process)
+        history = changes if history is None else merge_versions(history, changes, schema)
+        history = history.localCheckpoint()
+    assert {f.name: f.dataType.simpleString() for f in history.schema.fields} == types
+    columns = [c for c in whole.columns if c not in ("process_id", "row_hash")]
+    content = sorted(tuple(map(str, r)) for r in whole.select(*columns).collect())
+    assert sorted(tuple(map(str, r)) for r in history.select(*columns).collect()) == content

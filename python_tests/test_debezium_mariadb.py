@@ -2,7 +2,9 @@
 defaults (schemas on; binlog positions, whole-second ts_ms) for every type its documentation
 lists that Spark can hold, same-second transactions, key changes, a column added mid-stream
 and a truncate, landed as delivery files and applied; after every delivery the current rows
-equal MariaDB's own, value by value, and nothing MariaDB applied is quarantined."""
+equal MariaDB's own, value by value and type (the added columns typed by the connector's
+schema), nothing MariaDB applied is quarantined, and at the end the history read as of each
+delivery's binlog position holds what MariaDB held then."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from debezium_pipeline import Source
+from debezium_pipeline import Source, as_of, marker_position
 from debezium_support import mariadb_available, mariadb_capture, mariadb_server
 from pyspark.sql import functions as F
 
@@ -63,6 +65,9 @@ ORDERS_QUERY = """
     'data', replace(to_base64(data), '\\n', ''), 'note', note{added}
 ) order by id) from orders
 """
+DECIMALS = ("amount", "discount")
+# The types the source's discovered columns take from the connector's schema.
+ADDED_TYPES = {"discount": "decimal(6,2)", "seen_at": "timestamp"}
 ADDED = """, 'discount', cast(discount as char),
     'seen_at', date_format(seen_at, '%Y-%m-%d %H:%i:%s.%f')"""
 STEPS = [
@@ -118,7 +123,7 @@ def _text(value, column: str):
         return None
     if isinstance(value, bytes | bytearray):
         return base64.b64encode(value).decode()
-    if column == "amount":
+    if column in DECIMALS:
         return Decimal(str(value))
     if hasattr(value, "hour") and hasattr(value, "microsecond"):
         return value.strftime("%Y-%m-%d %H:%M:%S.%f")
@@ -146,9 +151,9 @@ def mariadb_orders(server, step: int) -> list[dict]:
     rows = server.rows_of(query)
     columns = [*ORDERS, *(["discount", "seen_at"] if step >= 2 else [])]
     for row in rows:
-        if row.get("amount") is not None:
-            row["amount"] = Decimal(row["amount"])
-        # a discovered column is a text column: the decimal's text as MariaDB writes it
+        for column in DECIMALS:
+            if row.get(column) is not None:
+                row[column] = Decimal(row[column])
     return _sorted([{c: row.get(c) for c in columns} for row in rows], ("id",))
 
 
@@ -170,6 +175,7 @@ def test_a_real_mariadb_connector_applies_exactly_in_binlog_order(spark, tmp_pat
             lines = Source(
                 "lines", TargetSchema(LINES, ("order_id", "line_no")), settings, f"{DATABASE}.lines"
             )
+            snapshots = []
             for step, statements in enumerate(STEPS):
                 if step:
                     server.sql(statements)
@@ -177,10 +183,14 @@ def test_a_real_mariadb_connector_applies_exactly_in_binlog_order(spark, tmp_pat
                 cap.wait_for("maria.shop.marker", f'"step":{step}')
                 files = orders.deliver(spark, cap, "maria.shop.orders")
                 expected = mariadb_orders(server, step)
+                snapshots.append((marker_position(cap, "maria.shop.marker", step), expected))
                 assert current(orders, list(expected[0]) if expected else []) == expected, (
                     step,
                     files,
                 )
+                if step >= 2:
+                    types = {f.name: f.dataType.simpleString() for f in orders.history.schema}
+                    assert {c: types[c] for c in ADDED_TYPES} == ADDED_TYPES
                 lines.deliver(spark, cap, "maria.shop.order_lines")
                 found_lines = current(lines, list(LINES))
                 assert found_lines == _sorted(
@@ -196,6 +206,11 @@ def test_a_real_mariadb_connector_applies_exactly_in_binlog_order(spark, tmp_pat
                     )
                     assert problems.collect() == [], (source.topic_table, step)
         _check_what_was_sent(cap, orders)
+        # the history, read as of each step's marker (a later binlog position than every change
+        # of that step), holds the rows MariaDB held then
+        for step, (position, expected) in enumerate(snapshots):
+            found = as_of(orders, position, list(expected[0]) if expected else [], _text)
+            assert found == expected, step
 
 
 def _check_what_was_sent(capture, orders: Source) -> None:

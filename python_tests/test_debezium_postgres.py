@@ -1,8 +1,9 @@
 """A real Debezium connector on a real PostgreSQL: what it emits (its default encodings, schemas on
 and off, string decimals and ISO times; TOAST placeholders, truncates, key changes, transactions,
 REPLICA IDENTITY DEFAULT and FULL), landed as delivery files and applied; after every delivery the
-current rows equal Postgres's own table, value by value, and nothing Postgres applied is
-quarantined."""
+current rows equal Postgres's own table, value by value, nothing Postgres applied is
+quarantined, and at the end each orders history read as of each step's lsn holds what Postgres
+held then."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from debezium_pipeline import Source
+from debezium_pipeline import Source, as_of, marker_position
 from debezium_support import Capture, debezium_capture, postgres_available, postgres_server
 from pyspark.sql import functions as F
 from servers import kafka_broker
@@ -242,6 +243,7 @@ def test_a_real_connector_on_postgres_applies_exactly(spark, tmp_path: Path):
                 kafka=(broker, tmp_path / "kafka_checkpoint"),
             )
             captures["kafka"] = defaults
+            held: dict[str, list] = {name: [] for name in captures}  # orders after each step
             for step, statements in enumerate(STEPS):
                 if step:
                     postgres.sql(statements)
@@ -250,6 +252,11 @@ def test_a_real_connector_on_postgres_applies_exactly(spark, tmp_path: Path):
                     capture.wait_for(f"{capture.out.name}.public.marker", f'"step":{step}')
                 for name, capture in captures.items():
                     slot = CAPTURES[capture.out.name][2]
+                    marker = f"{capture.out.name}.public.marker"
+                    rows = postgres_rows(
+                        postgres, orders_query(slot or "null"), sources[name, "orders"].schema
+                    )
+                    held[name].append((marker_position(capture, marker, step), rows))
                     for table in ("orders", "parcels"):
                         if step not in DELIVERIES[name, table]:
                             continue
@@ -265,6 +272,13 @@ def test_a_real_connector_on_postgres_applies_exactly(spark, tmp_path: Path):
                         )
                         assert problems.collect() == [], (name, table, step)
         _check_encodings(captures, sources)
+        # each orders history, read as of each step's marker (its lsn follows every change of
+        # the step), holds what Postgres held then: also for the captures delivered once
+        for name, steps in held.items():
+            source = sources[name, "orders"]
+            for step, (position, expected) in enumerate(steps):
+                found = as_of(source, position, list(source.schema.columns), _text)
+                assert found == expected, (name, step)
 
 
 def _tables() -> list[str]:

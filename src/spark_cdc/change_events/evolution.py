@@ -8,7 +8,12 @@ superset of the declared columns with :func:`spark_cdc.schema_drift.inference.ev
 
 - a new name becomes a target column of type ``string`` (the values are text as delivered: the
   widest type of the widening chain, so a discovered column never changes type between runs and
-  an incremental run equals a full rebuild; declare a column to type it);
+  an incremental run equals a full rebuild; declare a column to type it), unless the source
+  types its columns itself (``column_types``: a Debezium source's envelope schema,
+  change_events.debezium.evolved_types): then the column takes the type the events of the first
+  batch that brings it give it (of several, the least by name), once and for all; a later
+  event that gives it another type is quarantined with
+  ``undecodable:<name>:<its type> into <the column's type>`` (a text column takes any);
 - a column set holding a name equal ignoring case to an earlier column (or to a column of the
   history table) conflicts: its events are quarantined with ``name_collision:$.<a>:$.<b>``;
 - a column set holding a new name that a Delta column cannot have (a space or one of
@@ -22,15 +27,15 @@ the discovered columns are read from the raw names and values when versions are 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from spark_cdc.change_events.model import TargetSchema
-from spark_cdc.change_events.normalize import REASON, _text
+from spark_cdc.change_events.normalize import COLUMN_TYPES, REASON, _text, cast_text
 from spark_cdc.change_events.resolve import VERSION_COLUMNS
 from spark_cdc.hash_cdc.config import DELTA_FORBIDDEN
 from spark_cdc.schema_drift.inference import evolve
@@ -49,10 +54,33 @@ DISCOVERED_TYPE = "string"
 
 @dataclass(frozen=True)
 class Discovery:
-    """Discovered columns (in order) and the column sets that conflict (sorted names → reason)."""
+    """Discovered columns (in order), the column sets that conflict (sorted names → reason) and
+    the discovered columns' types (text when absent)."""
 
     columns: tuple[str, ...]
     conflicts: dict[tuple[str, ...], str]
+    types: Mapping[str, str] = field(default_factory=dict)
+
+    def type_of(self, column: str) -> str:
+        return self.types.get(column, DISCOVERED_TYPE)
+
+
+def column_types(events: DataFrame) -> dict[str, str]:
+    """Per image column name of the valid inserts and updates, the type the source gives it in
+    the first batch that brings it (the least by name of that batch's; text where it gives
+    none); empty for events without ``column_types``."""
+    if COLUMN_TYPES not in events.columns:
+        return {}
+    valid = events.where(F.col(REASON).isNull() & F.col(COLUMN_TYPES).isNotNull() & _reads_image())
+    pairs = valid.select(
+        BATCH, F.explode(F.arrays_zip("column_names", COLUMN_TYPES)).alias("p")
+    ).select(
+        BATCH,
+        F.col("p.column_names").alias("name"),
+        F.coalesce(F.col(f"p.{COLUMN_TYPES}"), F.lit(DISCOVERED_TYPE)).alias("type"),
+    )
+    rows = pairs.groupBy("name").agg(F.min_by("type", F.struct(BATCH, "type")).alias("type"))
+    return {row.name: row.type for row in rows.collect()}
 
 
 def column_sets(events: DataFrame) -> list[tuple[int, tuple[str, ...]]]:
@@ -78,8 +106,13 @@ def _unstorable(schema: TargetSchema, names: Sequence[str]) -> str | None:
     return None
 
 
-def discover(schema: TargetSchema, sets: Sequence[tuple[int, tuple[str, ...]]]) -> Discovery:
-    """Apply the registry's rules to the column sets, in the given order."""
+def discover(
+    schema: TargetSchema,
+    sets: Sequence[tuple[int, tuple[str, ...]]],
+    types: Mapping[str, str] | None = None,
+) -> Discovery:
+    """Apply the registry's rules to the column sets, in the given order; ``types``: the
+    source's own types of the names (column_types)."""
     unstorable = {
         names: f"invalid_name:$.{name}"
         for _, names in sets
@@ -102,36 +135,53 @@ def discover(schema: TargetSchema, sets: Sequence[tuple[int, tuple[str, ...]]]) 
         for name in names:
             first_seen.setdefault(name, position)
     columns = tuple(sorted(columns, key=lambda name: (first_seen[name], name)))
-    return Discovery(columns, conflicts)
+    given = types or {}
+    return Discovery(columns, conflicts, {c: given[c] for c in columns if c in given})
 
 
 def columns_in(schema: TargetSchema, table: StructType) -> TargetSchema:
     """The target schema of a table written with ``schema`` after discovery: its declared
-    columns, then (in the table's order) the text columns of ``table`` that are neither
-    declared (ignoring case) nor a version's bookkeeping column (a discovered column is text)."""
+    columns, then (in the table's order, with the table's types) the columns of ``table`` that
+    are neither declared (ignoring case) nor a version's bookkeeping column."""
     declared = {name.lower() for name in schema.columns}
     bookkeeping = {name.lower() for name in RESERVED}
-    discovered = [
-        field.name
-        for field in table.fields
-        if field.name.lower() not in declared
-        and field.name.lower() not in bookkeeping
-        and isinstance(field.dataType, StringType)
-    ]
-    return schema.with_columns(dict.fromkeys(discovered, DISCOVERED_TYPE))
+    discovered = {
+        f.name: f.dataType.simpleString()
+        for f in table.fields
+        if f.name.lower() not in declared and f.name.lower() not in bookkeeping
+    }
+    return schema.with_columns(discovered)
 
 
 def evolved_schema(schema: TargetSchema, discovery: Discovery) -> TargetSchema:
-    """The target schema with the discovered columns (as text) after the declared ones."""
-    return schema.with_columns(dict.fromkeys(discovery.columns, DISCOVERED_TYPE))
+    """The target schema with the discovered columns (typed, else as text) after the declared
+    ones."""
+    return schema.with_columns({c: discovery.type_of(c) for c in discovery.columns})
 
 
-def conflict_reason(discovery: Discovery) -> Column:
-    """The quarantine reason of an event whose column set conflicts (null otherwise)."""
+def conflict_reason(discovery: Discovery, typed: bool = False) -> Column:
+    """The quarantine reason of an event whose column set conflicts, or (``typed``: events
+    with ``column_types``) that gives a typed discovered column another type (null
+    otherwise)."""
     reason: Column = F.lit(None).cast("string")
     names = F.array_sort("column_names")
     for conflict, text in discovery.conflicts.items():
         reason = F.when(names == F.array(*map(F.lit, conflict)), F.lit(text)).otherwise(reason)
+    if typed:
+        mismatches = []
+        for column, kind in discovery.types.items():
+            if kind == DISCOVERED_TYPE:
+                continue
+            given = F.coalesce(_text("column_names", COLUMN_TYPES, column), F.lit("no schema"))
+            present = F.array_contains("column_names", column)
+            mismatches.append(
+                F.when(
+                    present & (given != kind),
+                    F.concat(F.lit(f"undecodable:{column}:"), given, F.lit(f" into {kind}")),
+                )
+            )
+        if mismatches:
+            reason = F.coalesce(reason, *mismatches)
     return F.when(_reads_image(), reason)
 
 
@@ -140,15 +190,23 @@ def _reads_image() -> Column:
     return F.col("change_kind").isin("insert", "update")
 
 
-def with_discovered_images(events: DataFrame, declared: TargetSchema, columns: Sequence[str]):
-    """Events whose image also holds the discovered columns (text, first occurrence)."""
+def with_discovered_images(
+    events: DataFrame, declared: TargetSchema, columns: Sequence[str], schema: TargetSchema
+):
+    """Events whose image also holds the discovered ``columns`` (first occurrence), cast to
+    their types in ``schema`` (the evolved schema)."""
     if not columns:
         return events
     image = F.when(
         F.col("image").isNotNull(),
         F.struct(
             *(F.col("image").getField(name).alias(name) for name in declared.columns),
-            *(_text("column_names", "column_values", name).alias(name) for name in columns),
+            *(
+                cast_text(_text("column_names", "column_values", name), schema.columns[name]).alias(
+                    name
+                )
+                for name in columns
+            ),
         ),
     )
     return events.withColumn("image", image)

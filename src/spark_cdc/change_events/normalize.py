@@ -47,6 +47,10 @@ REASON = "quarantine_reason"
 # Names of image columns whose value the source did not send (an unchanged TOASTed value in a
 # Debezium update): not cast, and the event keeps the column's previous value (resolve).
 UNCHANGED_COLUMNS = "unchanged_columns"
+# Per image column, the type a source's own schema gives it (a Debezium source that evolves its
+# columns: change_events.debezium.evolved_types), null where it gives none: the type of a
+# discovered column (change_events.evolution).
+COLUMN_TYPES = "column_types"
 # Set by the landing on lines it could not read as an event (their first quarantine reason).
 LANDING_ERROR = "_landing_error"
 RAW_RECORD = "_raw_record"

@@ -36,6 +36,7 @@ from pyspark.sql.types import StructType
 from spark_cdc.change_events.evolution import (
     Discovery,
     column_sets,
+    column_types,
     columns_in,
     conflict_reason,
     discover,
@@ -44,7 +45,7 @@ from spark_cdc.change_events.evolution import (
 )
 from spark_cdc.change_events.key_changes import pair_key_changes
 from spark_cdc.change_events.model import TOMBSTONE, ChangeEventConfigError, TargetSchema
-from spark_cdc.change_events.normalize import POSITION, REASON, normalize_events
+from spark_cdc.change_events.normalize import COLUMN_TYPES, POSITION, REASON, normalize_events
 from spark_cdc.change_events.progress import latest_batch
 from spark_cdc.change_events.resolve import (
     TRUNCATE,
@@ -114,7 +115,7 @@ def discovery_of(events: DataFrame, config: SourceConfig) -> Discovery:
     """The source's discovered columns and conflicting column sets (none unless evolving)."""
     if not config.evolve_columns:
         return Discovery((), {})
-    return discover(config.schema, column_sets(events))
+    return discover(config.schema, column_sets(events), column_types(events))
 
 
 def evolved_config(config: SourceConfig, ledger: DataFrame) -> SourceConfig:
@@ -134,7 +135,8 @@ def evolved_since(config: SourceConfig, history: StructType, new_rows: DataFrame
     if not config.evolve_columns:
         return config
     known = columns_in(config.schema, history)
-    return replace(config, schema=evolved_schema(known, discover(known, column_sets(new_rows))))
+    discovery = discover(known, column_sets(new_rows), column_types(new_rows))
+    return replace(config, schema=evolved_schema(known, discovery))
 
 
 def _declared_names_only(events: DataFrame, schema: TargetSchema) -> bool:
@@ -226,17 +228,24 @@ def ledger_increment(
         late = F.col(REASON).isNull() & (F.col("event_ts") < F.col("watermark"))
         events = events.withColumn(REASON, F.when(late, F.lit("too_late")).otherwise(F.col(REASON)))
     if config.evolve_columns:
+        typed = COLUMN_TYPES in events.columns
         columns = [BATCH, "change_kind", "column_names", REASON]
-        known: DataFrame | None = events.select(*columns)
+        known: DataFrame | None = events.select(*columns, *([COLUMN_TYPES] if typed else []))
         if prior is not None:
             # A column set of declared names only cannot conflict: the ledger so far (for the
             # columns discovered before) is read only when the increment brings another name.
             if _declared_names_only(known, config.schema):
                 known = None
             else:
-                known = prior.select(*columns).unionByName(known)
+                earlier = prior.select(*columns)
+                if typed:  # a ledger written before the source typed its columns: none
+                    given = F.col(COLUMN_TYPES) if COLUMN_TYPES in prior.columns else F.lit(None)
+                    earlier = prior.select(
+                        *columns, given.cast("array<string>").alias(COLUMN_TYPES)
+                    )
+                known = earlier.unionByName(known)
         if known is not None:
-            conflict = conflict_reason(discovery_of(known, config))
+            conflict = conflict_reason(discovery_of(known, config), typed)
             events = events.withColumn(REASON, F.coalesce(F.col(REASON), conflict))
     first = Window.partitionBy("event_fingerprint", F.col(REASON).isNull()).orderBy(BATCH)
     repeated = F.col(REASON).isNull() & (F.row_number().over(first) > 1)
@@ -513,7 +522,7 @@ def history_increment(
     schema = config.schema
     discovered = [c for c in schema.columns if c not in declared.columns]
     applied = with_discovered_images(
-        ledger.where(F.col("status") == "applied"), declared, discovered
+        ledger.where(F.col("status") == "applied"), declared, discovered, schema
     )
     if prior is None:
         base = None if initial is None else initial_versions(initial, schema, process_id)

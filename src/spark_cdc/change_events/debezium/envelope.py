@@ -20,6 +20,9 @@ Input: a DataFrame with ``value`` (the message's JSON text, with or without the
   ``unchanged_columns``: the event keeps that column's previous value (change_events.resolve).
 - Images keep every attribute of ``after`` (decoded for the declared columns, as text for the
   others, numbers and booleans as their JSON text); a column absent from an image is null there.
+  With ``undeclared``, the others are decoded into their exact text too, their unchanged-TOAST
+  placeholders are listed in ``unchanged_columns``, and ``column_types`` gives each attribute's
+  type by its schema entry (change_events.debezium.evolved_types; null without one).
 - Position: event_ts = ``source.ts_ms`` (else the envelope's ``ts_ms``), event_seq =
   ``source.lsn`` (null when the connector has none), event_position = the connector family's
   position (change_events.debezium.positions; a known family's unreadable position sets
@@ -37,10 +40,11 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_cdc.change_events.debezium import decode as debezium_decode
+from spark_cdc.change_events.debezium.evolved_types import evolved_type_column
 from spark_cdc.change_events.debezium.positions import position_columns
 from spark_cdc.change_events.debezium.types import DebeziumSettings
 from spark_cdc.change_events.model import TargetSchema
-from spark_cdc.change_events.normalize import LANDING_ERROR, UNCHANGED_COLUMNS
+from spark_cdc.change_events.normalize import COLUMN_TYPES, LANDING_ERROR, UNCHANGED_COLUMNS
 from spark_cdc.core.json_text import is_strict_json
 
 _IMAGE = "map<string,string>"
@@ -140,7 +144,9 @@ def normalize_debezium(
             image, F.col("_after_fields"), schema, declared, settings, settings.placeholders()
         ).alias("_d_plans"),
         _column_plans(old_image, old_fields, schema, schema.keys, settings).alias("_o_plans"),
-        _attribute_plans(image, F.col("_after_fields"), settings, undeclared).alias("_e_plans"),
+        _attribute_plans(
+            image, F.col("_after_fields"), settings, undeclared, settings.placeholders()
+        ).alias("_e_plans"),
     )
     decoded = planned.select(
         "*",
@@ -152,17 +158,33 @@ def normalize_debezium(
 
 
 def _attribute_plans(
-    image: Column, fields: Column, settings: DebeziumSettings, undeclared: bool
+    image: Column,
+    fields: Column,
+    settings: DebeziumSettings,
+    undeclared: bool,
+    placeholders: tuple[str, ...] = (),
 ) -> Column:
     """A decoding plan of every attribute of the image as a text column (empty unless
-    ``undeclared``)."""
+    ``undeclared``); a placeholder of an unchanged TOASTed value is marked unchanged."""
     if not undeclared:
         return F.array().cast(f"array<{debezium_decode.PLAN_TYPE}>")
+
+    def unchanged(raw: Column) -> Column:
+        return F.coalesce(raw.isin(*placeholders), F.lit(False)) if placeholders else F.lit(False)
+
     return F.transform(
         F.map_keys(image),
         lambda name: debezium_decode.column_plan(
-            image[name], _field(fields, name), "string", settings, F.lit(False)
+            image[name], _field(fields, name), "string", settings, unchanged(image[name])
         ),
+    )
+
+
+def _evolved_types(names: Column) -> Column:
+    """Per image attribute, the type its message's schema gives an evolved column (null
+    without a schema entry; change_events.debezium.evolved_types)."""
+    return F.transform(
+        names, lambda name: evolved_type_column(_field(F.col("_after_fields"), name))
     )
 
 
@@ -217,6 +239,15 @@ def _events(
         F.array(*(F.when(entry("_d", c)["unchanged"], F.lit(c)) for c in schema.nonkeys)),
         lambda c: c.isNotNull(),
     )
+    if undeclared:  # the evolved attributes' placeholders too
+        evolved = F.transform(
+            F.col("_e"),
+            lambda found, index: F.when(
+                found["unchanged"] & ~F.element_at(names, index + 1).isin(*declared),
+                F.element_at(names, index + 1),
+            ),
+        )
+        unchanged = F.concat(unchanged, F.filter(evolved, lambda c: c.isNotNull()))
     has_old = F.col("_old_image").isNotNull()
     source = F.col("m.source")
     position, position_error = position_columns(source)
@@ -229,6 +260,7 @@ def _events(
         position.alias("event_position"),
         names.alias("column_names"),
         F.transform(names, value_of).alias("column_values"),
+        *([_evolved_types(names).alias(COLUMN_TYPES)] if undeclared else []),
         F.when(has_old, F.array(*(F.lit(k) for k in schema.keys))).alias("old_key_names"),
         F.when(has_old, F.array(*(entry("_o", k)["text"] for k in keys))).alias("old_key_values"),
         F.when(F.col("_image").isNotNull() & (F.size(unchanged) > 0), unchanged).alias(
