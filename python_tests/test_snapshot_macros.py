@@ -418,7 +418,7 @@ def test_the_maintenance_settings_are_read_with_their_defaults(config, settings)
         ({"snapshot_optimize_every": -1}, "snapshot_optimize_every must be a whole number"),
         ({"snapshot_optimize_every": True}, "not True"),
         ({"snapshot_vacuum_retain_hours": "7d"}, "snapshot_vacuum_retain_hours must be a whole"),
-        ({"snapshot_vacuum_retain_hours": 0}, "fewer than 168 hours would delete the files"),
+        ({"snapshot_vacuum_retain_hours": 0}, "fewer than 168 hours .the table.s delta"),
         (
             {"snapshot_vacuum_retain_hours": 167, "snapshot_vacuum_allow_short_retention": False},
             "set snapshot_vacuum_allow_short_retention: true",
@@ -427,6 +427,64 @@ def test_the_maintenance_settings_are_read_with_their_defaults(config, settings)
 )
 def test_a_maintenance_setting_that_is_not_a_count_stops_the_run(config, message):
     with pytest.raises(CompilationError, match=message):
+        Macros(MAINTENANCE, MERGE, config=config).snapshot_maintenance_settings()
+
+
+@pytest.mark.parametrize(
+    ("text", "hours"),
+    [
+        ("interval 1 week", 168),
+        ("interval 30 days", 720),
+        ("INTERVAL 2 DAYS 12 HOURS", 60),
+        ("interval 90 minutes", 1.5),
+        ("Table s.snap does not have property: delta.deletedFileRetentionDuration", None),
+        (None, None),
+    ],
+)
+def test_delta_intervals_are_read_as_hours(text, hours):
+    assert Macros(MAINTENANCE, MERGE).delta_interval_hours(text) == hours
+
+
+class _Rows:
+    def __init__(self, value: str) -> None:
+        self.rows = [("delta.deletedFileRetentionDuration", value)]
+
+
+def _on_table(retention: str) -> dict:
+    """A context whose snapshot table has ``retention`` as its property."""
+    return {
+        "execute": True,
+        "load_relation": lambda r: r,
+        "run_query": lambda sql: _Rows(retention),
+    }
+
+
+@pytest.mark.parametrize(
+    ("retention", "retain", "refused"),
+    [
+        ("interval 4 weeks", 336, "fewer than 672 hours"),  # the table keeps files longer
+        ("interval 4 weeks", 672, None),
+        ("interval 2 days", 48, None),  # the table's own floor is lower than Delta's default
+        ("interval 2 days", 47, "fewer than 48 hours"),
+    ],
+)
+def test_the_vacuum_floor_is_the_tables_retention(retention, retain, refused):
+    config = {"snapshot_vacuum_retain_hours": retain}
+    macros = Macros(MAINTENANCE, MERGE, config=config, extra=_on_table(retention))
+    if refused:
+        with pytest.raises(CompilationError, match=refused):
+            macros.snapshot_maintenance_settings("s.snap")
+    else:
+        settings = macros.snapshot_maintenance_settings("s.snap")
+        assert settings["retain_hours"] == retain and settings["short_retention"] is False
+
+
+def test_before_the_table_exists_the_floor_is_the_configured_retention():
+    config = {
+        "snapshot_vacuum_retain_hours": 336,
+        "tblproperties": {"delta.deletedFileRetentionDuration": "interval 30 days"},
+    }
+    with pytest.raises(CompilationError, match="fewer than 720 hours"):
         Macros(MAINTENANCE, MERGE, config=config).snapshot_maintenance_settings()
 
 

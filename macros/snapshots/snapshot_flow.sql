@@ -31,7 +31,7 @@
     {%- set caches = spark_cdc.snapshot_caches_changes() and not target_relation.is_iceberg -%}
 
     {#- 1. guards on the config -#}
-    {%- do spark_cdc.snapshot_maintenance_settings() -%}
+    {%- do spark_cdc.snapshot_maintenance_settings(target_relation) -%}
     {%- do spark_cdc.snapshot_assert_updated_at_type(strategy, source_sql) -%}
 
     {#- 2. plan -#}
@@ -84,7 +84,7 @@
 {#- 8. clean up, 9. maintain (a run that fails before this releases its cache when its dbt
     connection closes). -#}
 {% macro spark__post_snapshot(staging_relation) %}
-    {%- set maintenance = spark_cdc.snapshot_maintenance_settings() -%}
+    {%- set maintenance = spark_cdc.snapshot_maintenance_settings(this) -%}
 
     {#- 8. clean up -#}
     {%- do spark_cdc.snapshot_clean_up(staging_relation, this) -%}

@@ -8,10 +8,11 @@
       false): rewrites every file that still has a deletion vector, so that no closed version
       lingers in a data file under its old values;
     - VACUUM ... RETAIN <n> HOURS when `snapshot_vacuum_retain_hours` is set (default: no VACUUM,
-      so time travel keeps every version Delta's own retention keeps). Fewer than 168 hours
-      (Delta's own minimum) is refused unless `snapshot_vacuum_allow_short_retention: true`: a
-      short retention deletes the files that RESTORE and time travel need
-      (docs/bad-input-and-recovery.md).
+      so time travel keeps every version Delta's own retention keeps). Fewer hours than the
+      table's `delta.deletedFileRetentionDuration` (Delta's own floor: 168 when unset; the
+      snapshot's `tblproperties` config before the table exists) is refused unless
+      `snapshot_vacuum_allow_short_retention: true`: a short retention deletes the files that
+      RESTORE and time travel need (docs/bad-input-and-recovery.md).
     The count restarts at the table's last OPTIMIZE, REORG, RESTORE or creation; a run that
     merged nothing (no change, or refused) commits nothing and never maintains.
 -#}
@@ -19,7 +20,7 @@
 {#- The maintenance settings of this snapshot, from its config; a value that is not a whole
     number stops the run before it writes anything (the first run's table build and a later
     run's staging read them first, so a typo shows at once). -#}
-{% macro snapshot_maintenance_settings() %}
+{% macro snapshot_maintenance_settings(relation=none) %}
     {%- set every = config.get('snapshot_optimize_every', 10) -%}
     {%- set retain = config.get('snapshot_vacuum_retain_hours', none) -%}
     {%- if every is none or every | string | lower in ('false', 'none', '') -%}
@@ -36,11 +37,14 @@
     {%- endif -%}
     {%- set allow_short = (config.get('snapshot_vacuum_allow_short_retention', false)
         | string | lower) == 'true' -%}
-    {%- if retain is not none and retain | string | int < 168 and not allow_short -%}
+    {%- set floor = none if retain is none else spark_cdc.snapshot_retention_floor_hours(relation) -%}
+    {%- set short = retain is not none and retain | string | int < floor -%}
+    {%- if short and not allow_short -%}
         {%- do exceptions.raise_compiler_error(
-            'snapshot_vacuum_retain_hours is ' ~ retain ~ ': fewer than 168 hours would delete '
-            ~ 'the files that RESTORE and time travel to the last week need. Keep 168 or more, '
-            ~ 'or set snapshot_vacuum_allow_short_retention: true to accept that loss') -%}
+            'snapshot_vacuum_retain_hours is ' ~ retain ~ ': fewer than ' ~ floor ~ ' hours (the '
+            ~ "table's delta.deletedFileRetentionDuration) would delete the files that RESTORE "
+            ~ 'and time travel within that retention need. Keep ' ~ floor ~ ' or more, or set '
+            ~ 'snapshot_vacuum_allow_short_retention: true to accept that loss') -%}
     {%- endif -%}
     {#- read here too, so that a bad value stops the first run as well -#}
     {%- do spark_cdc.snapshot_deletion_vectors_min_mb() -%}
@@ -48,8 +52,46 @@
         'every': every | string | int,
         'purge': (config.get('snapshot_purge_deletion_vectors', false) | string | lower) == 'true',
         'retain_hours': none if retain is none else retain | string | int,
-        'short_retention': allow_short and retain is not none and retain | string | int < 168,
+        'short_retention': allow_short and short,
     }) }}
+{% endmacro %}
+
+
+{#- The hours of a Delta interval text ('interval 1 week', 'interval 30 days 12 hours'), or none
+    when it names no unit. -#}
+{% macro delta_interval_hours(text) %}
+    {%- set per_unit = {'week': 168, 'day': 24, 'hour': 1, 'minute': 1 / 60, 'second': 1 / 3600} -%}
+    {%- set parts = modules.re.findall(
+        '(\\d+)\\s*(week|day|hour|minute|second)s?\\b', (text or '') | string | lower) -%}
+    {%- if not parts -%}{{ return(none) }}{%- endif -%}
+    {%- set total = namespace(hours=0) -%}
+    {%- for count, unit in parts -%}
+        {%- set total.hours = total.hours + (count | int) * per_unit[unit] -%}
+    {%- endfor -%}
+    {{ return(total.hours) }}
+{% endmacro %}
+
+
+{#- Delta's floor for a VACUUM of `relation`: its delta.deletedFileRetentionDuration in hours
+    (the table's; before the table exists, the snapshot's `tblproperties` config), 168 (Delta's
+    default) when unset. -#}
+{% macro snapshot_retention_floor_hours(relation=none) %}
+    {%- set name = 'delta.deletedFileRetentionDuration' -%}
+    {%- set found = namespace(text=none) -%}
+    {%- if relation is not none and execute and load_relation(relation) is not none -%}
+        {%- set rows = run_query('show tblproperties ' ~ relation ~ " ('" ~ name ~ "')") -%}
+        {%- if rows is not none and rows.rows | length > 0 -%}
+            {%- set found.text = rows.rows[0][-1] -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- set hours = spark_cdc.delta_interval_hours(found.text) -%}
+    {%- if hours is none -%}
+        {%- set configured = config.get('tblproperties', none) -%}
+        {%- if configured is mapping -%}
+            {%- set hours = spark_cdc.delta_interval_hours(configured.get(name)) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return(168 if hours is none else hours) }}
 {% endmacro %}
 
 
