@@ -79,7 +79,7 @@ class ReferenceResult:
 
     state: dict[tuple, StateRow]
     history: dict[tuple, list[Version]] = field(default_factory=dict)
-    applied: int = 0
+    applied: int = 0  # valid events applied (a key change sent as two events counts two)
     duplicates: int = 0
     skipped: int = 0  # tombstones: no change
     quarantined: list[tuple[ChangeEvent, str]] = field(default_factory=list)
@@ -141,7 +141,10 @@ def resolve_reference(
         else:
             unique[fingerprint(event)] = event
     if any(e.event_position is not None for e in events):
+        before = len(unique)
         unique = paired_key_changes(unique, schema)
+        # both halves of a paired key change are applied events (each is a ledger row)
+        result.applied += before - len(unique)
     items: list[tuple] = [
         ((0,), row.updated_at, BEFORE_ANY_EVENT, "", key, row) for key, row in existing.items()
     ]
