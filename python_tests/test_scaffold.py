@@ -77,10 +77,18 @@ def test_the_output_lints_and_parses_as_python(tmp_path):
          "--format=parquet"],
         ["schema-drift", "clicks", "--event-group=cart=cart_*,order_*", "--event-group=rest=*"],
     ]  # fmt: skip
+    said = {}
     for words in adds:
         done = _spark_cdc("add", *words, cwd=project)
         assert done.returncode == 0, done.stderr
         assert "next:" in done.stdout
+        said[words[0]] = done.stdout
+    # each says where its data lands, the hash-CDC dataset as the JSON feed does
+    assert (
+        "put the extract of a date under $SPARK_CDC_HOME/landing/products/<YYYY-MM-DD>/ "
+        "(parquet) (the var hash_cdc_landing_root sets another root)"
+    ) in said["hash-cdc"]
+    assert "$SPARK_CDC_HOME/landing/schema_drift/clicks unless set" in said["schema-drift"]
     python = sorted(str(p) for p in project.rglob("*.py"))
     sql = sorted(str(p) for p in project.rglob("*.sql"))
     assert len(python) == 12 and len(sql) == 13  # 3 Python models of each source

@@ -148,8 +148,11 @@ def _run_hash_cdc(args: argparse.Namespace) -> int:
         upsert_values=tuple(args.upsert_value),
     )
     files = hash_cdc_files(dataset)
+    root = args.landing_root or "$SPARK_CDC_HOME/landing"
+    unless = "" if args.landing_root else " (the var hash_cdc_landing_root sets another root)"
     steps = [
-        f"put the extract of a date under <landing root>/{args.name}/<YYYY-MM-DD>/ ({args.format})",
+        f"put the extract of a date under {root}/{args.name}/<YYYY-MM-DD>/ ({args.format})"
+        + unless,
         f"dbt build --select stg_hash_cdc__{args.name}+ --vars "
         f"'{{hash_cdc_effective_dates: {{{args.name}: YYYY-MM-DD}}}}'",
     ]
