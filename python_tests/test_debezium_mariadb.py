@@ -1,10 +1,10 @@
 """A real Debezium MariaDB connector on a real MariaDB (Debian's package): what it emits on its
 defaults (schemas on; binlog positions, whole-second ts_ms) for every type its documentation
-lists that Spark can hold, same-second transactions, key changes, a column added mid-stream
-and a truncate, landed as delivery files (and through a real Kafka broker) and applied; after every delivery the current rows
-equal MariaDB's own, value by value and type (the added columns typed by the connector's
-schema), nothing MariaDB applied is quarantined, and at the end the history read as of each
-delivery's binlog position holds what MariaDB held then."""
+lists that Spark can hold, same-second transactions, key changes, a column added mid-stream and
+a truncate, landed as delivery files (and through a real Kafka broker) and applied; after every
+delivery the current rows equal MariaDB's own, value by value and type (the added columns typed
+by the connector's schema), nothing MariaDB applied is quarantined, and at the end the history
+read as of each delivery's binlog position holds what MariaDB held then."""
 
 from __future__ import annotations
 
