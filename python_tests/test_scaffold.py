@@ -12,6 +12,7 @@ import pytest
 import yaml
 from support import BIN, PROJECT_DIR
 
+from spark_cdc.change_events.pipeline import SourceConfig
 from spark_cdc.scaffold.names import SIMPLE_TYPES
 
 CAPABILITY_FOLDERS = ("change_events", "hash_cdc", "schema_drift")
@@ -71,7 +72,7 @@ def test_the_output_lints_and_parses_as_python(tmp_path):
          "--column=order_no:bigint", "--column=total:decimal(12,2)", "--column=placed:timestamp",
          "--debezium", "--allowed-lateness=6 hours"],
         ["change-events", "payments", "--key=payment_id", "--column=payment_id:long",
-         "--column=paid:boolean", "--initial-rows", "--evolve-columns"],
+         "--column=paid:boolean", "--initial-rows", "--evolve-columns", "--ignore-null-updates"],
         ["hash-cdc", "products", "--key=sku:string", "--nonkey=price:double",
          "--nonkey=launched:date", "--sensitive=cost:decimal(10,2)", "--mode=delta",
          "--format=parquet"],
@@ -117,6 +118,13 @@ def test_the_output_lints_and_parses_as_python(tmp_path):
     }
     assert block["key_columns"] == ["region", "order_no"]
     assert block["allowed_lateness"] == "6 hours"
+    assert "ignore_null_updates" not in block  # only written when asked for
+    payments = yaml.safe_load(
+        (project / "models/staging/change_events/_change_events__payments.yml").read_text()
+    )
+    settings = payments["models"][0]["config"]["meta"]["change_events"]
+    assert settings["ignore_null_updates"] is True
+    assert SourceConfig.from_mapping("payments", settings).ignore_null_updates
     products = yaml.safe_load(
         (project / "models/staging/hash_cdc/_hash_cdc__products.yml").read_text()
     )

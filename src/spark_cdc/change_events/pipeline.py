@@ -45,7 +45,13 @@ from spark_cdc.change_events.evolution import (
 )
 from spark_cdc.change_events.key_changes import pair_key_changes
 from spark_cdc.change_events.model import TOMBSTONE, ChangeEventConfigError, TargetSchema
-from spark_cdc.change_events.normalize import COLUMN_TYPES, POSITION, REASON, normalize_events
+from spark_cdc.change_events.normalize import (
+    COLUMN_TYPES,
+    POSITION,
+    REASON,
+    UNCHANGED_COLUMNS,
+    normalize_events,
+)
 from spark_cdc.change_events.progress import latest_batch
 from spark_cdc.change_events.resolve import (
     TRUNCATE,
@@ -98,17 +104,45 @@ class SourceConfig:
     # What a truncate does: None (a feed without truncates: quarantined as an unknown change
     # type), "apply" (closes every live key) or "refuse" (the ledger run fails, writing nothing).
     truncate: str | None = None
+    # Whether an update's NULL (or absent) non-key column keeps the value it had: partial
+    # updates (AUTO CDC's ignore_null_updates).
+    ignore_null_updates: bool = False
 
     @classmethod
     def from_mapping(cls, name: str, raw: Mapping[str, Any]) -> SourceConfig:
-        """From YAML: columns, key_columns, allowed_lateness and evolve_columns (optional)."""
-        evolve = str(raw.get("evolve_columns", False)).strip().lower() in {"true", "1", "yes"}
+        """From YAML: columns, key_columns, allowed_lateness, evolve_columns and
+        ignore_null_updates (the last three optional)."""
         return cls(
             name,
             TargetSchema.from_mapping(raw),
             parse_lateness(raw.get("allowed_lateness")),
-            evolve,
+            _flag(raw, "evolve_columns"),
+            ignore_null_updates=_flag(raw, "ignore_null_updates"),
         )
+
+
+def _flag(raw: Mapping[str, Any], name: str) -> bool:
+    """A yes/no setting: true, 1 or yes (any case) is yes; absent is no."""
+    return str(raw.get(name, False)).strip().lower() in {"true", "1", "yes"}
+
+
+def with_null_updates_kept(events: DataFrame, schema: TargetSchema) -> DataFrame:
+    """``events`` whose updates also list their NULL non-key columns as unchanged (the resolver
+    then keeps each one's previous value, as for an unchanged TOASTed value)."""
+    if not schema.nonkeys:
+        return events
+    nulls = F.filter(
+        F.array(*(F.when(F.col("image")[c].isNull(), F.lit(c)) for c in schema.nonkeys)),
+        lambda c: c.isNotNull(),
+    )
+    listed = (
+        F.col(UNCHANGED_COLUMNS)
+        if UNCHANGED_COLUMNS in events.columns
+        else F.lit(None).cast("array<string>")
+    )
+    kept = F.array_distinct(F.concat(F.coalesce(listed, F.array().cast("array<string>")), nulls))
+    update = (F.col("change_kind") == "update") & (F.size(kept) > 0)
+    return events.withColumn(UNCHANGED_COLUMNS, F.when(update, kept).otherwise(listed))
 
 
 def discovery_of(events: DataFrame, config: SourceConfig) -> Discovery:
@@ -524,6 +558,8 @@ def history_increment(
     applied = with_discovered_images(
         ledger.where(F.col("status") == "applied"), declared, discovered, schema
     )
+    if config.ignore_null_updates:
+        applied = with_null_updates_kept(applied, schema)
     if prior is None:
         base = None if initial is None else initial_versions(initial, schema, process_id)
         paired = pair_key_changes(applied, schema)

@@ -25,6 +25,8 @@ that instant), with its stored values and created_at:
 Columns absent from an image are NULL in that image; a column the image lists as unchanged
 (``unchanged_columns``) keeps the previous value of the row the event takes: the old key's row
 for an update that moves a live row, else the key's own live row; NULL when there is none. A
+source with ``ignore_null_updates`` lists every NULL non-key column of an update so (partial
+updates). A
 truncate (when the source applies them) deletes every live row at its position.
 
 Columns absent from an image are NULL in that image. Invalid events (model.validate) are skipped
@@ -126,8 +128,10 @@ def resolve_reference(
     events: list[ChangeEvent],
     schema: TargetSchema,
     truncates: bool = False,
+    ignore_null_updates: bool = False,
 ) -> ReferenceResult:
-    """Apply ``events`` (any order, any batching) to ``existing`` per the module's rules."""
+    """Apply ``events`` (any order, any batching) to ``existing`` per the module's rules;
+    ``ignore_null_updates``: an update's NULL non-key columns count as unchanged."""
     result = ReferenceResult(state={})
     unique: dict[str, ChangeEvent] = {}
     for event in events:
@@ -163,7 +167,7 @@ def resolve_reference(
             fingerprints.add(fp)
             if len(fingerprints) > 1:
                 result.ambiguous.add((touched, ts, seq))
-        _apply(result, item, schema)
+        _apply(result, item, schema, ignore_null_updates)
         result.applied += 1
     return result
 
@@ -213,7 +217,9 @@ def _remove(result: ReferenceResult, key: tuple, ts: datetime) -> StateRow | Non
     return result.state.pop(key, None)
 
 
-def _apply(result: ReferenceResult, event: ChangeEvent, schema: TargetSchema) -> None:
+def _apply(
+    result: ReferenceResult, event: ChangeEvent, schema: TargetSchema, ignore_nulls: bool = False
+) -> None:
     kind, ts = change_kind(event.change_type), event.event_ts
     if kind == "delete":
         _remove(result, old_key_of(event, schema), ts)
@@ -226,11 +232,14 @@ def _apply(result: ReferenceResult, event: ChangeEvent, schema: TargetSchema) ->
     image = image_of(event, schema)
     new_key = key_of(image, schema)
     moves = kind == "update" and old_key_of(event, schema) != new_key
-    if event.unchanged_columns:
+    unchanged = list(event.unchanged_columns or ())
+    if ignore_nulls and kind == "update":
+        unchanged += [c for c in schema.nonkeys if image[c] is None and c not in unchanged]
+    if unchanged:
         # the row the update takes: the old key's when it is live, else the key's own
         previous = result.state.get(old_key_of(event, schema)) if moves else None
         previous = previous or result.state.get(new_key)
-        for column in event.unchanged_columns:
+        for column in unchanged:
             image[column] = None if previous is None else previous.values[column]
     if moves:
         moved = _remove(result, old_key_of(event, schema), ts)

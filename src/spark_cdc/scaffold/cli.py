@@ -53,6 +53,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     events.add_argument(
         "--evolve-columns", action="store_true", help="undeclared image columns become columns"
     )
+    events.add_argument(
+        "--ignore-null-updates",
+        action="store_true",
+        help="an update's NULL (or absent) columns keep their values: partial updates",
+    )
     events.add_argument("--landing-schema", default="landing", help="schema of the landing tables")
     events.add_argument(
         "--accept-ambiguous-order",
@@ -119,6 +124,7 @@ def _run_change_events(args: argparse.Namespace) -> int:
         initial_rows=args.initial_rows,
         allowed_lateness=args.allowed_lateness,
         evolve_columns=args.evolve_columns,
+        ignore_null_updates=args.ignore_null_updates,
         landing_schema=args.landing_schema,
         accept_ambiguous_order=args.accept_ambiguous_order,
     )

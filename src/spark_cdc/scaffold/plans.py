@@ -133,6 +133,7 @@ class ChangeEventSource:
     evolve_columns: bool = False
     landing_schema: str = "landing"
     accept_ambiguous_order: bool = False
+    ignore_null_updates: bool = False
 
     def command(self) -> str:
         words = ["change-events", self.name]
@@ -150,6 +151,8 @@ class ChangeEventSource:
             words.append(f"--landing-schema={self.landing_schema}")
         if self.accept_ambiguous_order:
             words.append("--accept-ambiguous-order")
+        if self.ignore_null_updates:
+            words.append("--ignore-null-updates")
         return _command(words)
 
 
@@ -222,6 +225,7 @@ def change_event_files(source: ChangeEventSource) -> dict[str, str]:
         "key_tests": key_tests,
         "allowed_lateness": source.allowed_lateness,
         "evolve_columns": source.evolve_columns,
+        "ignore_null_updates": source.ignore_null_updates,
         "feed_columns": FEED_COLUMNS,
         "ledger_columns": ledger_columns,
         "version_columns": _version_columns(source),
