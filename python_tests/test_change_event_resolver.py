@@ -23,7 +23,13 @@ from pyspark.sql import functions as F
 
 from spark_cdc.change_events import pipeline
 from spark_cdc.change_events.feed import feed_frame
-from spark_cdc.change_events.model import ChangeEvent, TargetSchema, fingerprint, validate
+from spark_cdc.change_events.model import (
+    ChangeEvent,
+    ChangeEventConfigError,
+    TargetSchema,
+    fingerprint,
+    validate,
+)
 from spark_cdc.change_events.normalize import REASON, normalize_events
 from spark_cdc.change_events.pipeline import (
     SourceConfig,
@@ -33,6 +39,8 @@ from spark_cdc.change_events.pipeline import (
 )
 from spark_cdc.change_events.reference import StateRow, resolve_reference
 from spark_cdc.change_events.resolve import resolve_feed
+from spark_cdc.dbt_models.change_events import refuse_truncates
+from spark_cdc.dbt_models.settings import SettingsError
 
 PEOPLE = SourceConfig("people", TargetSchema({"id": "string", "name": "string"}, ("id",)))
 VALUES = SourceConfig("values", TargetSchema({"id": "string", "value": "string"}, ("id",)))
@@ -513,3 +521,56 @@ def test_partial_updates_by_incremental_and_full_runs_equal_the_reference(spark,
     columns = [c for c in history.columns if c not in ("process_id", "row_hash")]
     assert rebuilt.select(columns).exceptAll(history.select(columns)).isEmpty()
     assert history.select(columns).exceptAll(rebuilt.select(columns)).isEmpty()
+
+
+def test_a_plain_feeds_truncate_closes_every_live_row_when_the_source_applies_them(spark):
+    """A plain source with ``truncate: apply``: a truncate event (its change type in any case
+    and padding) deletes every row live at its time, also one a later run's late event made
+    live before it; without the setting it is quarantined."""
+    events = [
+        ChangeEvent("insert", at(1), None, ("id", "name", "amount"), ("1", "a", "1")),
+        ChangeEvent("insert", at(2), None, ("id", "name", "amount"), ("2", "b", "2")),
+        ChangeEvent(" TRUNCATE ", at(5), None, None, None),
+        ChangeEvent("insert", at(6), None, ("id", "name", "amount"), ("3", "c", "3")),
+    ]
+    late = [ChangeEvent("insert", at(4), None, ("id", "name", "amount"), ("4", "d", "4"))]
+    applying = SourceConfig.from_mapping(
+        "rows", {"columns": ROWS.columns, "key_columns": ["id"], "truncate": "apply"}
+    )
+    ledger, history = run_incrementally(spark, [[(1, events)], [(2, late)]], applying)
+    state = state_of(history, ROWS)
+    assert {key: row[:3] for key, row in state.items()} == {(3,): (3, "c", 3)}
+    truncated = history.where("change_type = 'truncate'").select("id").collect()
+    assert sorted(r.id for r in truncated) == [1, 2, 4]  # 4 arrived late, live before it
+    expected = resolve_reference({}, [*events, *late], ROWS, truncates=True)
+    assert state == expected_state(expected, ROWS)
+    assert versions_of(history, ROWS) == expected_versions(expected, ROWS)
+    assert status_counts(ledger) == {"applied": 5}
+
+    ledger, history = run_incrementally(spark, [[(1, events)]], SourceConfig("rows", ROWS))
+    assert set(state_of(history, ROWS)) == {(1,), (2,), (3,)}
+    reasons = {r[REASON] for r in ledger.collect()} - {None}
+    assert reasons == {"unknown_change_type: TRUNCATE "}  # the change type as it came
+
+
+@pytest.mark.parametrize(
+    ("text", "setting"), [(None, None), ("none", None), ("Apply", "apply"), (" refuse", "refuse")]
+)
+def test_the_truncate_setting_is_read_in_any_case(text, setting):
+    raw = {"columns": ROWS.columns, "key_columns": ["id"], "truncate": text}
+    assert SourceConfig.from_mapping("rows", raw).truncate == setting
+
+
+def test_an_unknown_truncate_setting_is_refused():
+    raw = {"columns": ROWS.columns, "key_columns": ["id"], "truncate": "ignore"}
+    with pytest.raises(ChangeEventConfigError, match="truncate must be apply, refuse or none"):
+        SourceConfig.from_mapping("rows", raw)
+
+
+def test_a_plain_source_that_refuses_truncates_names_the_batch_and_the_setting(spark):
+    feed = feed_frame(spark, [(7, [ChangeEvent(" Truncate", at(5), None, None, None)])])
+    refused = "batch 7 holds a truncate of the table .* the source's truncate is 'refuse'"
+    with pytest.raises(SettingsError, match=refused):
+        refuse_truncates(feed, "rows", "truncate")
+    kept = feed_frame(spark, [(8, [ChangeEvent("insert", at(6), None, ("id",), ("1",))])])
+    refuse_truncates(kept, "rows", "truncate")  # nothing to refuse

@@ -30,6 +30,8 @@ from spark_cdc.core.type_text import type_text_problem
 CHANGE_TYPES = ("insert", "update", "delete")
 # A change type of a feed whose source applies truncates (a Debezium source's setting).
 TRUNCATE = "truncate"
+# What a source does with truncates: apply (every live row closed) or refuse (the run fails).
+TRUNCATE_CHOICES = ("apply", "refuse")
 # A Kafka tombstone (the null message after a delete): no change, skipped with this reason.
 TOMBSTONE = "tombstone"
 # Trimmed around a change type (ASCII whitespace; Spark's trim() alone removes only spaces).

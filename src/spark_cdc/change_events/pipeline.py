@@ -44,7 +44,12 @@ from spark_cdc.change_events.evolution import (
     with_discovered_images,
 )
 from spark_cdc.change_events.key_changes import pair_key_changes
-from spark_cdc.change_events.model import TOMBSTONE, ChangeEventConfigError, TargetSchema
+from spark_cdc.change_events.model import (
+    TOMBSTONE,
+    TRUNCATE_CHOICES,
+    ChangeEventConfigError,
+    TargetSchema,
+)
 from spark_cdc.change_events.normalize import (
     COLUMN_TYPES,
     POSITION,
@@ -117,8 +122,20 @@ class SourceConfig:
             TargetSchema.from_mapping(raw),
             parse_lateness(raw.get("allowed_lateness")),
             _flag(raw, "evolve_columns"),
+            truncate=parse_truncate(raw.get("truncate")),
             ignore_null_updates=_flag(raw, "ignore_null_updates"),
         )
+
+
+def parse_truncate(text: Any) -> str | None:
+    """A source's ``truncate`` setting: apply, refuse, or None (absent, '' or 'none': a
+    truncate event is quarantined as an unknown change type)."""
+    if text is None or str(text).strip().lower() in ("", "none", "null"):
+        return None
+    choice = str(text).strip().lower()
+    if choice not in TRUNCATE_CHOICES:
+        raise ChangeEventConfigError(f"truncate must be apply, refuse or none, not {text!r}")
+    return choice
 
 
 def _flag(raw: Mapping[str, Any], name: str) -> bool:

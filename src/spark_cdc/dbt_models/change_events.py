@@ -75,8 +75,9 @@ def debezium_settings(meta: Mapping[str, Any] | None) -> DebeziumSettings:
 
 
 def source_config(meta: Mapping[str, Any] | None) -> SourceConfig:
-    """The source's configuration (name, typed target, lateness, column evolution; a Debezium
-    source's truncates)."""
+    """The source's configuration (name, typed target, lateness, column evolution, partial
+    updates, truncates: a plain source's ``truncate``, a Debezium source's
+    ``debezium.truncate``)."""
     found = settings(meta)
     config = SourceConfig.from_mapping(str(found["source"]), found)
     if found.get("input") == "debezium":
@@ -84,15 +85,17 @@ def source_config(meta: Mapping[str, Any] | None) -> SourceConfig:
     return config
 
 
-def refuse_truncates(feed: DataFrame, source: str) -> None:
-    """Fail the run, before it writes, when the new messages hold a truncate."""
-    found = feed.where(F.col("change_type") == TRUNCATE).select(BATCH, "event_ts").first()
+def refuse_truncates(feed: DataFrame, source: str, setting: str = "debezium.truncate") -> None:
+    """Fail the run, before it writes, when the new events hold a truncate (its change type
+    trimmed and in any case, as a plain feed's may be spelled)."""
+    kind = F.lower(F.trim(F.col("change_type")))
+    found = feed.where(kind == TRUNCATE).select(BATCH, "event_ts").first()
     if found is not None:
         raise SettingsError(
             f"{source}: batch {found[BATCH]} holds a truncate of the table (at "
-            f"{found['event_ts']}) and the source's debezium.truncate is 'refuse': nothing was "
+            f"{found['event_ts']}) and the source's {setting} is 'refuse': nothing was "
             "written. Take the batch back (docs/bad-input-and-recovery.md) or set "
-            "debezium.truncate: apply to close every live row at the truncate."
+            f"{setting}: apply to close every live row at the truncate."
         )
 
 
@@ -131,6 +134,8 @@ def ledger(dbt: Any, session: SparkSession, meta: Mapping[str, Any], feed: DataF
         feed = feed.withColumnRenamed("source_message", RAW_RECORD)
         if config.truncate == "refuse":
             refuse_truncates(feed, config.name)
+    elif config.truncate == "refuse":
+        refuse_truncates(new_batches(feed, highest), config.name, "truncate")
     apply_property_defaults(session, LEDGER_TABLE_PROPERTIES)  # a new table's statistics
     rows = ledger_increment(feed, prior, config, process_id(session), highest)
     return rows if prior is not None else in_time_order(session, rows, "event_ts", BATCH)

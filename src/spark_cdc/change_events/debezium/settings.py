@@ -9,10 +9,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from spark_cdc.change_events.model import TRUNCATE_CHOICES
+
 DECIMAL_MODES = ("precise", "double", "string")
 TIME_MODES = ("adaptive", "adaptive_time_microseconds", "connect", "isostring")
 BINARY_MODES = ("bytes", "base64", "base64-url-safe", "hex")
-TRUNCATE_CHOICES = ("apply", "refuse")
 DEFAULT_PLACEHOLDER = "__debezium_unavailable_value"
 # What the setting column.logical.types may name for a column (decode reads them as a schema's).
 SETTING_NAMES = (
