@@ -272,6 +272,18 @@ def streams(draw, stream: int) -> tuple[dict, list[list[ChangeEvent]]]:
     return existing, batches
 
 
+def _as_runs(generated: list) -> tuple[dict, list[list], list[ChangeEvent]]:
+    """Streams (existing rows, batches) as (every stream's existing rows, runs: the n-th run
+    takes each stream's n-th batch under a batch id of its own, every event)."""
+    existing = {key: row for rows, _ in generated for key, row in rows.items()}
+    runs: list[list] = [[] for _ in range(max(len(batches) for _, batches in generated))]
+    for stream, (_, batches) in enumerate(generated):
+        for run, batch in enumerate(batches):
+            runs[run].append((run * 100 + stream, batch))
+    every_event = [e for _, batches in generated for batch in batches for e in batch]
+    return existing, runs, every_event
+
+
 @settings(
     max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -280,12 +292,7 @@ def test_incremental_and_full_runs_equal_the_sequential_reference(spark, data):
     """Several independent streams per example (one key space each) go through the same runs."""
     config = SourceConfig("rows", ROWS)
     generated = [data.draw(streams(stream)) for stream in range(1, 9)]
-    existing = {key: row for rows, _ in generated for key, row in rows.items()}
-    runs: list[list] = [[] for _ in range(max(len(batches) for _, batches in generated))]
-    for stream, (_, batches) in enumerate(generated):
-        for run, batch in enumerate(batches):
-            runs[run].append((run * 100 + stream, batch))
-    every_event = [e for _, batches in generated for batch in batches for e in batch]
+    existing, runs, every_event = _as_runs(generated)
     expected = resolve_reference(existing, every_event, ROWS)
     initial = initial_frame(spark, existing, ROWS)
 
@@ -506,12 +513,7 @@ def test_partial_updates_by_incremental_and_full_runs_equal_the_reference(spark,
     generated = [
         (rows, [[nulled(e) for e in batch] for batch in batches]) for rows, batches in generated
     ]
-    existing = {key: row for rows, _ in generated for key, row in rows.items()}
-    runs: list[list] = [[] for _ in range(max(len(batches) for _, batches in generated))]
-    for stream, (_, batches) in enumerate(generated):
-        for run, batch in enumerate(batches):
-            runs[run].append((run * 100 + stream, batch))
-    every_event = [e for _, batches in generated for batch in batches for e in batch]
+    existing, runs, every_event = _as_runs(generated)
     expected = resolve_reference(existing, every_event, ROWS, ignore_null_updates=True)
     initial = initial_frame(spark, existing, ROWS)
     _, history = run_incrementally(spark, runs, config, initial)
