@@ -576,3 +576,21 @@ def test_a_plain_source_that_refuses_truncates_names_the_batch_and_the_setting(s
         refuse_truncates(feed, "rows", "truncate")
     kept = feed_frame(spark, [(8, [ChangeEvent("insert", at(6), None, ("id",), ("1",))])])
     refuse_truncates(kept, "rows", "truncate")  # nothing to refuse
+
+
+def test_a_paired_key_change_with_nulls_keeps_the_old_keys_values_under_partial_updates(spark):
+    """A key change sent as a delete and an insert at one position is one update: with
+    ignore_null_updates its NULLs keep the old key's values, on Spark as in the reference."""
+    names = ("id", "name", "amount")
+    events = [
+        ChangeEvent("insert", at(1), None, names, ("1", "a", "5"), event_position=(10,)),
+        ChangeEvent("delete", at(2), None, None, None, ("id",), ("1",), event_position=(20,)),
+        ChangeEvent("insert", at(2), None, names, ("2", None, "6"), event_position=(20,)),
+    ]
+    partial = SourceConfig("rows", ROWS, ignore_null_updates=True)
+    _, history = run_incrementally(spark, [[(1, events[:2])], [(2, events[2:])]], partial)
+    state = state_of(history, ROWS)
+    assert state == {(2,): (2, "a", 6, at(1), at(2), "update")}
+    expected = resolve_reference({}, events, ROWS, ignore_null_updates=True)
+    assert state == expected_state(expected, ROWS)
+    assert versions_of(history, ROWS) == expected_versions(expected, ROWS)

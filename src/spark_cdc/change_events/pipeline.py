@@ -575,12 +575,9 @@ def history_increment(
     applied = with_discovered_images(
         ledger.where(F.col("status") == "applied"), declared, discovered, schema
     )
-    if config.ignore_null_updates:
-        applied = with_null_updates_kept(applied, schema)
     if prior is None:
         base = None if initial is None else initial_versions(initial, schema, process_id)
-        paired = pair_key_changes(applied, schema)
-        return _resolved(paired, base, config, high_dttm, process_id)
+        return _resolved(_as_resolved(applied, config), base, config, high_dttm, process_id)
     since = F.col("event_ts") >= F.lit(horizon)
     landed = applied.where(since)
     if resolved_through is None:
@@ -590,7 +587,7 @@ def history_increment(
     # the two halves of a key change share their event_ts: both are in the window or neither;
     # the keys are taken from the fresh halves before pairing (a pair is the insert's row, whose
     # batch may be the older one)
-    window = keep(pair_key_changes(landed, schema), "change_events.history_window")
+    window = keep(_as_resolved(landed, config), "change_events.history_window")
     keys, moves = _linked_keys(_action_keys(fresh, schema), window, schema)
     at_horizon = (
         (F.col("valid_from") < F.lit(horizon)) & (F.col("valid_to") >= F.lit(horizon))
@@ -617,6 +614,16 @@ def history_increment(
         process_id,
         moves,  # the window's moves: those of the events resolved, or more
     )
+
+
+def _as_resolved(applied: DataFrame, config: SourceConfig) -> DataFrame:
+    """Applied ledger events as the resolver takes them: key changes sent as two events paired
+    into one update, then (partial updates) an update's NULL columns listed as unchanged, the
+    reference's order too."""
+    paired = pair_key_changes(applied, config.schema)
+    if config.ignore_null_updates:
+        return with_null_updates_kept(paired, config.schema)
+    return paired
 
 
 def _resolved(
