@@ -32,7 +32,7 @@ from spark_cdc.change_events.landing import (
 )
 from spark_cdc.change_events.pipeline import BATCH
 from spark_cdc.core.kafka_records import KafkaSource, kafka_records, record_identity
-from spark_cdc.core.streaming_queries import kafka_failure, start_query
+from spark_cdc.core.streaming_queries import is_connect, kafka_failure, start_query
 
 
 def _not_landed(
@@ -99,7 +99,7 @@ def land_kafka(
         .foreachBatch(each_batch)
     )
     # on Spark Connect, each micro-batch runs in a Python worker the server starts
-    query = start_query(writer, remote=type(spark).__module__.startswith("pyspark.sql.connect"))
+    query = start_query(writer, remote=is_connect(spark))
     with contextlib.suppress(Exception):  # the query's failure, read below
         query.awaitTermination()
     failure = query.exception()

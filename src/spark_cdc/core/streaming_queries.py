@@ -35,6 +35,11 @@ class KafkaUnavailableError(RuntimeError):
     """A query could not read its Kafka topics (the brokers, the login or the topics)."""
 
 
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect client (foreachBatch then runs on the server)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 def start_query(writer: Any, remote: bool) -> Any:
     """``writer.start()``; on Spark Connect, started again (at most START_ATTEMPTS times in all)
     when the server's Python worker for the micro-batches did not connect back in Spark's 10 s."""

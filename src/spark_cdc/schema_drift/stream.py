@@ -52,7 +52,7 @@ from spark_cdc.core.idempotent_loads import (
     write_options,
 )
 from spark_cdc.core.orphan_tables import create_empty
-from spark_cdc.core.streaming_queries import start_query
+from spark_cdc.core.streaming_queries import is_connect, start_query
 from spark_cdc.schema_drift.bronze import bronze_increment
 from spark_cdc.schema_drift.event_groups import Grouping
 from spark_cdc.schema_drift.grouping_table import record_grouping, refuse_ungrouped
@@ -406,11 +406,6 @@ class StreamRun:
         self.recorder.terminated.wait(timeout=30)
         self.spark.streams.removeListener(self.recorder)
         return self.recorder.flush(self.spark, self.tables.stream_progress)
-
-
-def is_connect(spark: SparkSession) -> bool:
-    """Whether ``spark`` is a Spark Connect client (foreachBatch then runs on the server)."""
-    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def _connect_batch(
