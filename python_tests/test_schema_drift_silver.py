@@ -15,9 +15,12 @@ from spark_cdc.schema_drift.silver import (
     checkpoint_interval,
     drop_started_rows,
     refresh_silver,
+    write_guard,
 )
 from spark_cdc.schema_drift.stream import FeedTables, _refresh_silver
 
+# The feed's bronze as its dbt model names it (the stream's refresh reads its table id).
+BRONZE = FeedTables("db", "f", "s__").bronze.split(".")[1]
 RAW = "payload string, source_file string, batch_id string, file_modified_at timestamp_ntz"
 LOADS = [
     ['{"event_type":"click","x":1}', '{"event_type":"click","x":2}', '{"event_type":"buy","n":1}'],
@@ -28,6 +31,8 @@ LOADS = [
         '{"event_type":"view","page":"a"}',
     ],
     ['{"event_type":"click","x":4}', '{"event_type":"view","page":"b"}'],
+    # buy again, so that a rebuild through load 4 holds more than one through load 2
+    ['{"event_type":"buy","n":7}', '{"event_type":"view","page":"c"}'],
 ]
 # (event type, write mode, from load, to load, events written, columns, added columns)
 EXPECTED_LOG = [
@@ -46,7 +51,7 @@ def _land(spark, db: str, seq: int) -> None:
     raw = spark.createDataFrame(
         [(line, name, name, datetime(2026, 1, 1)) for line in LOADS[seq - 1]], RAW
     )
-    bronze, registry = f"{db}.bronze", f"{db}.registry"
+    bronze, registry = f"{db}.{BRONZE}", f"{db}.registry"
     existing = spark.table(bronze) if spark.catalog.tableExists(bronze) else None
     bronze_increment(raw, existing, name).write.format("delta").mode("append").saveAsTable(bronze)
     prior = spark.table(registry).localCheckpoint() if spark.catalog.tableExists(registry) else None
@@ -58,13 +63,15 @@ def _land(spark, db: str, seq: int) -> None:
     table.localCheckpoint().write.format("delta").mode("overwrite").saveAsTable(registry)
 
 
-def _refresh(spark, db: str, full: bool = False):
-    """One refresh (``full``: as dbt's --full-refresh, without the log so far); returns its log
+def _refresh(spark, db: str, full: bool = False, guarded: bool = True):
+    """One refresh (``full``: as dbt's --full-refresh, without the log so far; ``guarded``: as
+    the stream and the dbt model write, with Delta's idempotent-write guard); returns its log
     rows (not yet appended to the log)."""
     log = f"{db}.loads"
     prior = spark.table(log) if spark.catalog.tableExists(log) and not full else None
-    bronze, registry = spark.table(f"{db}.bronze"), spark.table(f"{db}.registry")
-    refresh = refresh_silver(spark, bronze, registry, prior, db, "s__", "t")
+    bronze, registry = spark.table(f"{db}.{BRONZE}"), spark.table(f"{db}.registry")
+    guard = write_guard(spark, f"{db}.{BRONZE}") if guarded else None
+    refresh = refresh_silver(spark, bronze, registry, prior, db, "s__", "t", guard=guard)
     return refresh.localCheckpoint()
 
 
@@ -115,13 +122,14 @@ def test_a_failed_refresh_is_repeated_as_if_it_never_ran(spark, databases):
         _land(spark, db, 2)
     _logged(spark, whole, _refresh(spark, whole))
 
-    # The failed refresh wrote its tables but not its log rows; then, as if it had died midway,
-    # buy's rebuild is undone and view's new table never made. click keeps its appended row.
-    before = spark.sql(f"describe history {failed}.s__buy").count()
-    _refresh(spark, failed)  # its log rows are never appended
+    # The failed refresh wrote click's table, then died before buy's rebuild and view's create:
+    # its log rows are never appended.
+    bronze = spark.table(f"{failed}.{BRONZE}").where("event_type = 'click'")
+    log, registry = spark.table(f"{failed}.loads"), spark.table(f"{failed}.registry")
+    guard = write_guard(spark, f"{failed}.{BRONZE}")
+    refresh_silver(spark, bronze, registry, log, failed, "s__", "t", guard=guard).collect()
     assert spark.table(f"{failed}.s__click").count() == 3
-    spark.sql(f"restore table {failed}.s__buy to version as of {before - 1}")
-    spark.sql(f"drop table {failed}.s__view")
+    assert not spark.catalog.tableExists(f"{failed}.s__view")
     assert spark.table(f"{failed}.s__buy").schema["n"].dataType.simpleString() == "bigint"
 
     _logged(spark, failed, _refresh(spark, failed))
@@ -187,7 +195,7 @@ def test_a_second_writer_that_read_the_log_before_the_first_logged_adds_no_row(s
     stale = spark.table(f"{db}.loads").localCheckpoint()  # the log before the first's rows
     first = _refresh(spark, db)
     _logged(spark, db, first)
-    bronze, registry = spark.table(f"{db}.bronze"), spark.table(f"{db}.registry")
+    bronze, registry = spark.table(f"{db}.{BRONZE}"), spark.table(f"{db}.registry")
     second = refresh_silver(spark, bronze, registry, stale, db, "s__", "t2").localCheckpoint()
     assert sorted((r.event_type, r.write_mode) for r in second.collect()) == [
         ("buy", "rebuild"),
@@ -205,7 +213,7 @@ def test_a_second_writer_that_read_the_log_before_the_first_logged_adds_no_row(s
     _logged(spark, db, _refresh(spark, db))
     behind = refresh_silver(
         spark,
-        spark.table(f"{db}.bronze").where("load_seq <= 2"),
+        spark.table(f"{db}.{BRONZE}").where("load_seq <= 2"),
         spark.table(f"{db}.registry"),
         stale.where("to_load_seq < 2 or event_type <> 'click'"),
         db,
@@ -217,16 +225,60 @@ def test_a_second_writer_that_read_the_log_before_the_first_logged_adds_no_row(s
 
 
 def test_a_table_the_log_does_not_know_is_replaced(spark, databases):
-    """A failed first-seen write leaves a table with rows; the rerun logs a create of it."""
+    """A table of a silver name that no refresh wrote (a team's own, left by an older layout)
+    is replaced by the refresh that first writes its type, which logs a create."""
     _, db = databases
     _land(spark, db, 1)
     _logged(spark, db, _refresh(spark, db))
     _land(spark, db, 2)
-    _refresh(spark, db)  # log rows lost: view exists, the log does not know it
-    spark.sql(f"insert into {db}.s__view (event_type, page, _load_seq) values ('view', 'stray', 2)")
+    stray = "select 'stray' as page, 2L as _load_seq, localtimestamp() as _ingested_at"
+    spark.sql(f"create table {db}.s__view using delta as {stray}")
     _logged(spark, db, _refresh(spark, db))
     assert [r.page for r in spark.table(f"{db}.s__view").collect()] == ["a"]
     assert ("view", "create", 2, 2, 1, 2, ["event_type", "page"]) in _log(spark, db)
+
+
+def test_a_writer_with_an_older_log_never_moves_a_table_back(spark, databases):
+    """A writer that read the log and the registry before another one rebuilt a table and
+    created another with later loads (the stream beside a build) writes after it: Delta skips
+    its rebuild and its create (their highest loads are below the table's), so the later loads
+    stay; the next refresh has nothing to write and the tables equal one writer's."""
+    whole, db = databases
+    for name in databases:
+        _land(spark, name, 1)
+        _logged(spark, name, _refresh(spark, name))
+    # The older writer's view: the log of load 1, bronze and the registry through load 2.
+    stale_log = spark.table(f"{db}.loads").localCheckpoint()
+    for name in databases:
+        _land(spark, name, 2)
+    stale_bronze = spark.table(f"{db}.{BRONZE}").localCheckpoint()
+    stale_registry = spark.table(f"{db}.registry").localCheckpoint()
+    for name in databases:
+        _land(spark, name, 3)
+        _land(spark, name, 4)
+    _logged(spark, whole, _refresh(spark, whole))
+    later = _refresh(spark, db)  # through load 4: buy rebuilt, view created, click appended
+    assert sorted((r.event_type, r.write_mode, r.to_load_seq) for r in later.collect()) == [
+        ("buy", "rebuild", 4),
+        ("click", "append", 3),
+        ("view", "create", 4),
+    ]
+    _logged(spark, db, later)
+    guard = write_guard(spark, f"{db}.{BRONZE}")
+    older = refresh_silver(
+        spark, stale_bronze, stale_registry, stale_log, db, "s__", "t0", guard=guard
+    ).localCheckpoint()
+    assert sorted((r.event_type, r.write_mode, r.to_load_seq) for r in older.collect()) == [
+        ("buy", "rebuild", 2),
+        ("click", "append", 2),
+        ("view", "create", 2),
+    ]
+    _logged(spark, db, older)
+    assert _silver(spark, db) == _silver(spark, whole)
+    assert _refresh(spark, db).count() == 0
+    # Unguarded, the same older writer replaces both tables with fewer loads.
+    refresh_silver(spark, stale_bronze, stale_registry, stale_log, db, "s__", "t1").collect()
+    assert _silver(spark, db) != _silver(spark, whole)
 
 
 def test_started_rows_of_an_older_log_are_dropped(spark, databases):
@@ -268,7 +320,9 @@ def test_a_type_behind_the_others_in_the_log_gets_every_pending_load(spark, data
     done = dict(through.collect())
     assert done == {"click": 1, "view": 2}
 
-    rows = _refresh(spark, behind)
+    # Rows deleted behind the log's back are no state a refresh's commits leave (the guard
+    # would keep click's table, written through load 2 already): this refresh is unguarded.
+    rows = _refresh(spark, behind, guarded=False)
     caught_up = sorted(
         (r.event_type, r.write_mode, r.from_load_seq, r.to_load_seq, r.events_written)
         for r in rows.collect()
@@ -298,7 +352,7 @@ def test_two_writers_refreshing_at_once_leave_the_tables_of_one(spark, databases
         for name in databases:
             _land(spark, name, seq)
         _logged(spark, whole, _refresh(spark, whole))
-        bronze, registry = spark.table(f"{db}.bronze"), spark.table(f"{db}.registry")
+        bronze, registry = spark.table(f"{db}.{BRONZE}"), spark.table(f"{db}.registry")
         _refresh_silver(spark, bronze, registry, tables, "earlier", seq, "t")
     for name in databases:
         _land(spark, name, 3)
@@ -307,7 +361,7 @@ def test_two_writers_refreshing_at_once_leave_the_tables_of_one(spark, databases
 
     def writer(app_id: str) -> None:
         session = spark.newSession()
-        bronze, registry = session.table(f"{db}.bronze"), session.table(f"{db}.registry")
+        bronze, registry = session.table(f"{db}.{BRONZE}"), session.table(f"{db}.registry")
         start.wait()
         try:
             _refresh_silver(session, bronze, registry, tables, app_id, 1, app_id)

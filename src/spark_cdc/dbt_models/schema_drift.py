@@ -23,7 +23,12 @@ from spark_cdc.schema_drift.event_groups import parse_grouping
 from spark_cdc.schema_drift.grouping_table import refuse_ungrouped
 from spark_cdc.schema_drift.landed_files import taken_files
 from spark_cdc.schema_drift.registry import registry_increment
-from spark_cdc.schema_drift.silver import METADATA_COLUMNS, drop_started_rows, refresh_silver
+from spark_cdc.schema_drift.silver import (
+    METADATA_COLUMNS,
+    drop_started_rows,
+    refresh_silver,
+    write_guard,
+)
 from spark_cdc.schema_drift.stream import FeedTables
 
 
@@ -88,4 +93,5 @@ def silver_loads(
         dbt.this.schema,
         prefix,
         process_id(session),
+        guard=None if log is None else write_guard(session, tables.bronze),
     )

@@ -21,8 +21,13 @@ duplicates; a second writer of a table (the stream beside a build, a build after
 skipped bronze load) that read the log before the first logged its loads replaces the rows of
 the loads it writes instead of adding them again, and leaves the first one's later loads alone;
 and two such writes at once conflict (Delta's ``ConcurrentAppendException`` ends one, which
-writes nothing to that table). Without a log (first run, ``--full-refresh``)
-existing tables are rebuilt. A payload that does not fit the superset would be a broken invariant
+writes nothing to that table). A writer that read the log before another one committed a
+later write of the same table (a rebuild or create with loads it never saw) must not replace
+that table with fewer loads: each write carries Delta's idempotent-write pair, ``txnAppId``
+(the bronze table's id, :func:`write_guard`) and ``txnVersion`` (the highest load it writes),
+and Delta skips a write whose version is not above the last one committed to that table, so a
+table only ever moves forward. Without a log (first run, ``--full-refresh``) existing tables
+are rebuilt, unguarded. A payload that does not fit the superset would be a broken invariant
 (its variation is part of it): the write fails with the payload instead of storing nulls.
 """
 
@@ -182,17 +187,33 @@ def checkpoint_interval(table: str) -> int:
     return CHECKPOINT_INTERVALS[digest % len(CHECKPOINT_INTERVALS)]
 
 
+def write_guard(spark: SparkSession, bronze_table: str) -> str:
+    """The ``txnAppId`` of the silver writes of ``bronze_table``'s loads: its Delta table id,
+    which a replaced bronze (``--full-refresh``, whose ``load_seq`` starts again) changes."""
+    return f"spark_cdc.silver/{spark.sql(f'describe detail {bronze_table}').first().id}"
+
+
 def _write(
-    spark: SparkSession, plan: SilverPlan, events: DataFrame, mode: str, replace: bool, last: int
+    spark: SparkSession,
+    plan: SilverPlan,
+    events: DataFrame,
+    mode: str,
+    replace: bool,
+    last: int,
+    guard: str | None,
 ) -> DataFrame:
     """Write one event type's rows (an append replaces the rows of its loads, those above
-    ``plan.done_through`` up to ``last``); returns what was written."""
+    ``plan.done_through`` up to ``last``); returns what was written. With a ``guard``, Delta
+    skips the write when a write of a load at or above ``last`` is already committed."""
     rows = parse_events(events, plan.superset)
+    writer = rows.writeTo(plan.table)
+    if guard is not None:
+        writer = writer.option("txnAppId", guard).option("txnVersion", str(last))
     if mode == "append":
         loads = (F.col("_load_seq") > F.lit(plan.done_through)) & (F.col("_load_seq") <= last)
-        rows.writeTo(plan.table).option("mergeSchema", "true").overwrite(loads)
+        writer.option("mergeSchema", "true").overwrite(loads)
         return rows
-    writer = rows.writeTo(plan.table).using("delta")
+    writer = writer.using("delta")
     writer = writer.tableProperty("delta.columnMapping.mode", "name")
     writer = writer.tableProperty("delta.checkpointInterval", str(checkpoint_interval(plan.table)))
     # A table a killed run committed but never registered is replaced (core.orphan_tables).
@@ -239,11 +260,14 @@ def refresh_silver(
     prefix: str,
     process_id: str | None,
     writers: int = 4,
+    guard: str | None = None,
 ) -> DataFrame:
     """Bring every event type's silver table up to the registry; returns this run's log rows.
 
     ``log`` is the log so far (None: first run or full refresh). ``writers`` event types are
-    written at a time (their tables are independent)."""
+    written at a time (their tables are independent). ``guard`` (:func:`write_guard`) keeps a
+    writer with an older log from moving a table back; it applies only with a log."""
+    guard = guard if log is not None else None
     through = registered_through(registry)
     accepted = registry.where(F.col("status") == ACCEPTED)
     latest = {
@@ -350,7 +374,7 @@ def refresh_silver(
             columns = _flat_columns(plan.superset)
             source = wholes if _reads_whole(plan, mode) else pending
             rows = source.where(F.col("event_type") == row.event_type)
-            written = _write(spark, plan, rows, mode, exists, row.last)
+            written = _write(spark, plan, rows, mode, exists, row.last, guard)
             first, events_written = row.first, row.events
             if _reads_whole(plan, mode):
                 first, events_written = whole_counts[row.event_type]

@@ -58,7 +58,7 @@ from spark_cdc.schema_drift.event_groups import Grouping
 from spark_cdc.schema_drift.grouping_table import record_grouping, refuse_ungrouped
 from spark_cdc.schema_drift.kafka_source import KafkaSource, kafka_lines
 from spark_cdc.schema_drift.registry import KEY, registered_through, registry_increment
-from spark_cdc.schema_drift.silver import METADATA_COLUMNS, refresh_silver
+from spark_cdc.schema_drift.silver import METADATA_COLUMNS, refresh_silver, write_guard
 from spark_cdc.schema_drift.stream_monitor import ProgressRecorder, batch_latencies
 from spark_cdc.schema_drift.stream_stop import BatchGate, is_requested_stop, quiet_query_end
 
@@ -303,7 +303,14 @@ def _refresh_silver(
         log_before = _table_or_none(spark, tables.silver_loads)
         try:
             log = refresh_silver(
-                spark, bronze, registry, log_before, tables.schema, tables.silver_prefix, process_id
+                spark,
+                bronze,
+                registry,
+                log_before,
+                tables.schema,
+                tables.silver_prefix,
+                process_id,
+                guard=None if log_before is None else write_guard(spark, tables.bronze),
             )
         except Exception as error:
             if not is_write_conflict(error) or attempt == _SILVER_ATTEMPTS:
