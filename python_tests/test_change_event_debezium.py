@@ -291,6 +291,7 @@ def _schema_field(name: str, kind: str, logical: str | None = None, **parameters
 
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
+MICRO_TS = "io.debezium.time.MicroTimestamp"
 BASE_FIELDS = [_schema_field("id", "int32"), _schema_field("name", "string")]
 EVOLVED_FIELDS = [
     _schema_field("discount", "bytes", DECIMAL, scale=2, connect_decimal_precision=6),
@@ -389,3 +390,40 @@ def test_evolved_columns_take_the_type_their_schema_gives_and_refuse_another(spa
     columns = [c for c in whole.columns if c not in ("process_id", "row_hash")]
     content = sorted(tuple(map(str, r)) for r in whole.select(*columns).collect())
     assert sorted(tuple(map(str, r)) for r in history.select(*columns).collect()) == content
+
+
+def test_encoded_arrays_and_approximate_intervals_are_refused_whatever_the_column_type(spark):
+    """An array whose schema names an encoded element kind (PostgreSQL's timestamp[]: epoch
+    numbers; numeric[]: decimals as bytes; bytea[]: base64) and an interval as MicroDuration (its
+    months approximated) hold no database value exactly in any declared type: their events are
+    quarantined, on Spark as in the model; an array of plain elements is its JSON text."""
+    fields = [
+        *BASE_FIELDS,
+        {**_schema_field("stamps", "array"), "items": {"type": "int64", "name": MICRO_TS}},
+        {**_schema_field("blobs", "array"), "items": {"type": "bytes"}},
+        {**_schema_field("nums", "array"), "items": {"type": "int32"}},
+        {**_schema_field("labels", "array"), "items": {"type": "string"}},
+        _schema_field("period", "int64", "io.debezium.time.MicroDuration"),
+    ]
+    columns = {"stamps": "string", "blobs": "string", "nums": "string", "labels": "string"}
+    schema = TargetSchema({"id": "int", "name": "string", **columns, "period": "bigint"}, ("id",))
+    images = [
+        {"id": 1, "name": "a", "stamps": [1_767_780_000_123_456]},
+        {"id": 2, "name": "b", "blobs": ["3q2+7w=="]},
+        {"id": 3, "name": "c", "period": 2_629_800_000_000},  # '1 mon', or 30 days 10:30?
+        {"id": 4, "name": "d", "nums": [-1, 0, 7], "labels": ["x", "y"], "stamps": None},
+    ]
+    batches = [[typed_message(image, fields, 10 + n, n) for n, image in enumerate(images)]]
+    rows = [(1, v) for v in batches[0]]
+    feed = normalize_debezium(spark.createDataFrame(rows, "_batch_id long, value string"), schema)
+    found = _feed_tuples(feed.collect())
+    assert found == _model_tuples(feed_events(batches, schema))
+    reasons = sorted(str(error) for *_, error in found.elements())
+    assert reasons == [
+        "None",
+        "undecodable:blobs:array of bytes into string",
+        "undecodable:period:io.debezium.time.MicroDuration into bigint",
+        f"undecodable:stamps:array of {MICRO_TS} into string",
+    ]
+    plain = next(dict(zip(n, v, strict=True)) for _, _, _, n, v, _, _, e in found if e is None)
+    assert (plain["nums"], plain["labels"]) == ("[-1,0,7]", '["x","y"]')

@@ -16,6 +16,7 @@ from spark_cdc.change_events.debezium.types import (
     DebeziumSettings,
     FieldSchema,
     Undecodable,
+    array_name,
     decode,
     field_kind,
 )
@@ -42,6 +43,8 @@ ISO_DATE = FieldSchema("string", "io.debezium.time.IsoDate")
 JSON = FieldSchema("string", "io.debezium.data.Json")
 UUID = FieldSchema("string", "io.debezium.data.Uuid")
 BYTES = FieldSchema("bytes")
+DURATION = FieldSchema("int64", "io.debezium.time.MicroDuration")
+STAMPS = FieldSchema("array", "array of io.debezium.time.MicroTimestamp")
 STRING = FieldSchema("string")
 DEC3 = FieldSchema("bytes", "org.apache.kafka.connect.data.Decimal", {"scale": "3"})
 BITS4 = FieldSchema("bytes", "io.debezium.data.Bits", {"length": "4"})
@@ -163,6 +166,12 @@ CASES = [
     ),
     ("true", None, "boolean", DEFAULTS, "true"),
     ("42", None, "bigint", DEFAULTS, "42"),
+    # an interval in µs with its months approximated, an array of epoch numbers: refused
+    ("2629800000000", DURATION, "bigint", DEFAULTS, None),
+    ("2629800000000", DURATION, "string", DEFAULTS, None),
+    ("[1767780000123456]", STAMPS, "string", DEFAULTS, None),
+    ("[1767780000123456]", STAMPS, "binary", DEFAULTS, None),
+    ("[-1,0,7]", FieldSchema("array"), "string", DEFAULTS, "[-1,0,7]"),
 ]
 
 
@@ -190,6 +199,20 @@ def test_kinds_name_what_decides_them():
         "decimal.handling.mode=precise",
     )
     assert field_kind(None, "date", ISO) == ("iso_date", "time.precision.mode=isostring")
+
+
+@pytest.mark.unit
+def test_an_array_is_named_by_its_elements_only_when_they_are_encoded():
+    assert array_name({"type": "int64", "name": "io.debezium.time.MicroTimestamp"}) == (
+        "array of io.debezium.time.MicroTimestamp"
+    )
+    assert array_name({"type": "bytes"}) == "array of bytes"
+    assert array_name({"type": "string", "name": "io.debezium.data.Uuid"}) is None
+    assert array_name({"type": "int32"}) is None and array_name(None) is None
+    assert field_kind(STAMPS, "string", DEFAULTS) == (
+        "refused",
+        "array of io.debezium.time.MicroTimestamp into string",
+    )
 
 
 def _spark_texts(spark, cases) -> dict[int, str | None]:
@@ -264,6 +287,10 @@ _LOGICAL_FIELDS = st.one_of(
             FieldSchema("int32", "io.debezium.time.Year"),
             FieldSchema("string", "io.debezium.time.IsoTimestamp"),
             FieldSchema("string", "io.debezium.time.IsoTime"),
+            DURATION,
+            STAMPS,
+            FieldSchema("array", "array of bytes"),
+            FieldSchema("array"),
         ]
     ),
     st.none(),

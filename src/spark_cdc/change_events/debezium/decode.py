@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from spark_cdc.change_events.debezium import values
 from spark_cdc.change_events.debezium.settings import DebeziumSettings
 from spark_cdc.change_events.debezium.types import (
+    ARRAY_OF,
     BYTES_KINDS,
     DATE_KINDS,
     DECIMAL_KINDS,
@@ -339,9 +340,11 @@ def column_plan(
 def _schema_kind(field: Column, plan: Column) -> tuple[Column, Column]:
     """(kind, how) from the message's schema entry (null without one): a logical name, a bytes
     field, or another type (text; a binary column's by binary.handling.mode)."""
-    logical = F.array_contains(F.array(*(F.lit(n) for n in LOGICAL_KINDS)), field["name"])
+    arrayed = field["name"].startswith(ARRAY_OF)
+    named = F.array_contains(F.array(*(F.lit(n) for n in LOGICAL_KINDS)), field["name"])
+    logical = named | arrayed
     binary = plan["target"] == "binary"
-    kind = F.when(F.lit(False), F.lit(None).cast("string"))
+    kind = F.when(arrayed, F.lit("refused"))
     for name, found in LOGICAL_KINDS.items():
         kind = kind.when(field["name"] == name, F.lit(found))
     kind = kind.when(field["type"] == "bytes", F.lit("bytes")).when(

@@ -42,13 +42,16 @@ from pyspark.sql import functions as F
 from spark_cdc.change_events.debezium import decode as debezium_decode
 from spark_cdc.change_events.debezium.evolved_types import evolved_type_column
 from spark_cdc.change_events.debezium.positions import position_columns
-from spark_cdc.change_events.debezium.types import DebeziumSettings
+from spark_cdc.change_events.debezium.types import ARRAY_OF, LOGICAL_KINDS, DebeziumSettings
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.normalize import COLUMN_TYPES, LANDING_ERROR, UNCHANGED_COLUMNS
 from spark_cdc.core.json_text import is_strict_json
 
 _IMAGE = "map<string,string>"
-_FIELD = "struct<field: string, type: string, name: string, parameters: map<string,string>>"
+_FIELD = (
+    "struct<field: string, type: string, name: string, parameters: map<string,string>, "
+    "items: struct<type: string, name: string>>"
+)
 _BODY = f"before {_IMAGE}, after {_IMAGE}, source map<string,string>, op string, ts_ms bigint"
 _SCHEMA = f"struct<fields: array<struct<field: string, fields: array<{_FIELD}>>>>"
 MESSAGE_SCHEMA = f"struct<schema: {_SCHEMA}, payload: struct<{_BODY}>, {_BODY}>"
@@ -63,7 +66,23 @@ def _whole(text: Column) -> Column:
 def _image_fields(envelope: Column, image: str) -> Column:
     """The schema's field list of ``image`` (before or after), null without a schema."""
     found = F.filter(envelope["fields"], lambda f: f["field"] == image)
-    return F.element_at(found, 1)["fields"]
+    return F.transform(F.element_at(found, 1)["fields"], _named)
+
+
+def _named(field: Column) -> Column:
+    """A schema entry (field, type, name, parameters), an array's name from its elements'
+    (debezium.types.array_name)."""
+    items = field["items"]
+    of_array = F.when(
+        items["name"].isin(*LOGICAL_KINDS), F.concat(F.lit(ARRAY_OF), items["name"])
+    ).when(items["name"].isNull() & (items["type"] == "bytes"), F.lit(ARRAY_OF + "bytes"))
+    name = F.coalesce(field["name"], F.when(field["type"] == "array", of_array))
+    return F.struct(
+        field["field"].alias("field"),
+        field["type"].alias("type"),
+        name.alias("name"),
+        field["parameters"].alias("parameters"),
+    )
 
 
 def _field(fields: Column, column: str) -> Column:

@@ -32,6 +32,7 @@ from spark_cdc.change_events.debezium.types import (
     DebeziumSettings,
     FieldSchema,
     Undecodable,
+    array_name,
     decode,
     field_kind,
 )
@@ -41,11 +42,13 @@ OPS = {"c": "insert", "r": "insert", "u": "update", "d": "delete", "t": "truncat
 
 
 def _text(value: Any) -> str | None:
+    """An image value as Spark reads it into text: a string as it is, anything else as its
+    compact JSON."""
     if value is None:
         return None
     if isinstance(value, str):
         return value
-    return json.dumps(value)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _parsed(message: str) -> tuple[dict | None, dict | None]:
@@ -73,6 +76,12 @@ def _whole(value: Any) -> int | None:
     return int(text) if re.fullmatch(r"-?[0-9]+", text, re.ASCII) else None
 
 
+def _name(field: dict) -> str | None:
+    """A schema entry's logical name; an array's from its elements' (types.array_name)."""
+    items = field.get("items") if field.get("type") == "array" else None
+    return field.get("name") or array_name(items)
+
+
 def _fields(envelope: dict | None, image: str) -> dict[str, FieldSchema] | None:
     """The envelope's field entries of ``image`` (before or after) by name."""
     if envelope is None:
@@ -80,7 +89,7 @@ def _fields(envelope: dict | None, image: str) -> dict[str, FieldSchema] | None:
     for entry in envelope.get("fields") or ():
         if isinstance(entry, dict) and entry.get("field") == image:
             return {
-                f["field"]: FieldSchema(f.get("type"), f.get("name"), f.get("parameters"))
+                f["field"]: FieldSchema(f.get("type"), _name(f), f.get("parameters"))
                 for f in entry.get("fields") or ()
                 if isinstance(f, dict) and "field" in f
             }

@@ -26,6 +26,9 @@ table:
 - bytes (a bytes field, or binary.handling.mode): into binary (the bytes), a string (as sent);
 - bits (Bits): into binary (big-endian bytes), an integral type (the unsigned number), a string
   (the n binary digits);
+- refused into every type: MicroDuration (an interval in microseconds, its months approximated:
+  ``interval.handling.mode=string`` sends the exact ISO text) and an array of an encoded kind
+  (``array of <name>``, array_name: its elements epoch numbers, base64 bytes);
 - text (anything else: strings, numbers, booleans, Json, Uuid, Enum, EnumSet, Year): the cast
   decides, but a plain decimal text into decimal(p,s) is fitted as a decimal is (places beyond
   s must be zeros), and a binary column takes the text's UTF-8 bytes.
@@ -75,7 +78,13 @@ LOGICAL_KINDS = {
     "io.debezium.time.IsoDate": "iso_date",
     "io.debezium.time.IsoTime": "iso_time",
     "io.debezium.data.Bits": "bits",
+    # months approximated as 30.4375 days: the interval Postgres holds cannot be told back
+    "io.debezium.time.MicroDuration": "refused",
 }
+# An array's schema names its elements' logical type in ``items``; an array of an encoded kind
+# is named ``array of <name>`` (``array of bytes`` for bytes): its elements arrive encoded
+# (epoch numbers, base64), so no declared type holds its JSON text as the database's values.
+ARRAY_OF = "array of "
 DECIMAL_KINDS = ("decimal", "variable_decimal")
 DATE_KINDS = ("days", "iso_date")
 TIMESTAMP_KINDS = ("epoch_millis", "epoch_micros", "epoch_nanos", "iso_timestamp")
@@ -136,6 +145,24 @@ def type_class(spark_type: str) -> str:
     return "other"
 
 
+def array_name(items: Mapping | None) -> str | None:
+    """The name an array field takes from its ``items`` schema: ``array of <name>`` when its
+    elements are of an encoded kind (a logical name, bytes), else None (plain JSON elements)."""
+    if not isinstance(items, Mapping):
+        return None
+    name, item_type = items.get("name"), items.get("type")
+    if name in LOGICAL_KINDS:
+        return ARRAY_OF + str(name)
+    return ARRAY_OF + "bytes" if item_type == "bytes" and name is None else None
+
+
+def logical_kind(name: str | None) -> str | None:
+    """The kind a schema's logical name gives (None: not a logical name of an encoding)."""
+    if name is not None and name.startswith(ARRAY_OF):
+        return "refused"
+    return LOGICAL_KINDS.get(name) if name is not None else None
+
+
 def field_kind(
     field: FieldSchema | None, spark_type: str, settings: DebeziumSettings, column: str = ""
 ) -> tuple[str, str]:
@@ -145,8 +172,8 @@ def field_kind(
     if named is not None and (field is None or (field.name is None and field.type is None)):
         field = FieldSchema(None, named)
     target = type_class(spark_type)
-    if field is not None and field.name in LOGICAL_KINDS:
-        kind, how = LOGICAL_KINDS[field.name], str(field.name)
+    if field is not None and logical_kind(field.name) is not None:
+        kind, how = str(logical_kind(field.name)), str(field.name)
     elif field is not None and field.type == "bytes":
         kind, how = "bytes", "bytes"
     elif field is not None and field.type is not None:
