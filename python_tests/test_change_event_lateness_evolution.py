@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections import Counter
 from datetime import timedelta
 
+import pytest
 from change_event_support import run_incrementally, state_of, status_counts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_change_event_resolver import ROWS, at
 
 from spark_cdc.change_events.evolution import columns_in
-from spark_cdc.change_events.model import ChangeEvent
+from spark_cdc.change_events.model import ChangeEvent, ChangeEventConfigError
 from spark_cdc.change_events.pipeline import SourceConfig
 from spark_cdc.change_events.resolve import current_rows
 from spark_cdc.hash_cdc.hashing import column
@@ -152,3 +153,41 @@ def test_any_grouping_of_batches_into_runs_equals_the_full_build(spark, data):
     full_ledger, full = run_incrementally(spark, [numbered], config)
     assert _outcomes(ledger) == _outcomes(full_ledger)
     _equal(history, full)
+
+
+def test_excepted_columns_are_never_discovered_nor_collide(spark):
+    """``except_columns`` (AUTO CDC's except_column_list): the named image columns, ignoring
+    case, are left out of every column set: not columns of the history, no collision between
+    two spellings of one, and an incremental run equals the full build."""
+    wide = ("id", "name", "amount", "note", "Secret")
+    twice = ("id", "name", "amount", "SECRET", "secret", "tier")  # a collision but excepted
+    batch_0 = [_insert(1, 1, wide, ("1", "a", "1", "n1", "s1"))]
+    batch_1 = [
+        _insert(2, 2, twice, ("2", "b", "2", "S", "s", "gold")),
+        _insert(3, 3, ("id", "name", "amount", "note"), ("3", "c", "3", "n3")),
+    ]
+    config = SourceConfig("rows", ROWS, evolve_columns=True, except_columns=("secret", "Tier"))
+    runs = [[(0, batch_0)], [(1, batch_1)]]
+    ledger, history = run_incrementally(spark, runs, config, marks=True)
+    full_ledger, full = run_incrementally(spark, [[(0, batch_0), (1, batch_1)]], config)
+    assert status_counts(ledger) == status_counts(full_ledger) == {"applied": 3}
+    extra = [c for c in history.columns if c.lower() in ("note", "secret", "tier")]
+    assert extra == ["note"]
+    notes = {
+        r.id: r.note for r in current_rows(history, columns_in(ROWS, history.schema)).collect()
+    }
+    assert notes == {1: "n1", 2: None, 3: "n3"}
+    _equal(history, full)
+    # without the exception the two spellings of one name collide
+    plain = SourceConfig("rows", ROWS, evolve_columns=True)
+    plain_ledger, _ = run_incrementally(spark, [[(0, batch_0), (1, batch_1)]], plain)
+    assert status_counts(plain_ledger)["quarantined"] == 1
+
+
+def test_an_excepted_column_cannot_be_declared():
+    with pytest.raises(ChangeEventConfigError, match="except_columns names declared columns: Name"):
+        SourceConfig("rows", ROWS, except_columns=("Name",))
+    with pytest.raises(ChangeEventConfigError, match="except_columns must be a list"):
+        SourceConfig.from_mapping(
+            "rows", {"columns": {"id": "int"}, "key_columns": ["id"], "except_columns": "x"}
+        )

@@ -72,7 +72,8 @@ def test_the_output_lints_and_parses_as_python(tmp_path):
          "--column=order_no:bigint", "--column=total:decimal(12,2)", "--column=placed:timestamp",
          "--debezium", "--allowed-lateness=6 hours"],
         ["change-events", "payments", "--key=payment_id", "--column=payment_id:long",
-         "--column=paid:boolean", "--initial-rows", "--evolve-columns", "--ignore-null-updates"],
+         "--column=paid:boolean", "--initial-rows", "--evolve-columns", "--ignore-null-updates",
+         "--except-column=card_number", "--except-column=Raw Payload"],
         ["hash-cdc", "products", "--key=sku:string", "--nonkey=price:double",
          "--nonkey=launched:date", "--sensitive=cost:decimal(10,2)", "--mode=delta",
          "--format=parquet"],
@@ -125,6 +126,18 @@ def test_the_output_lints_and_parses_as_python(tmp_path):
     settings = payments["models"][0]["config"]["meta"]["change_events"]
     assert settings["ignore_null_updates"] is True
     assert SourceConfig.from_mapping("payments", settings).ignore_null_updates
+    assert settings["except_columns"] == ["card_number", "Raw Payload"]
+    assert SourceConfig.from_mapping("payments", settings).except_columns == (
+        "card_number",
+        "Raw Payload",
+    )
+    assert "except_columns" not in block
+    refused = _spark_cdc(
+        "add", "change-events", "refunds", "--key=id", "--column=id:long",
+        "--column=reason:string", "--except-column=REASON", cwd=project,
+    )  # fmt: skip
+    assert refused.returncode != 0
+    assert "--except-column names a declared --column: REASON" in refused.stderr
     products = yaml.safe_load(
         (project / "models/staging/hash_cdc/_hash_cdc__products.yml").read_text()
     )

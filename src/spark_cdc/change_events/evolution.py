@@ -20,6 +20,9 @@ superset of the declared columns with :func:`spark_cdc.schema_drift.inference.ev
   ``,;{}()=``, a tab or a newline) is quarantined with ``invalid_name:$.<name>`` (checked
   first; dots, dashes and other Unicode are kept).
 
+Names the source excludes (``except_columns``, AUTO CDC's ``except_column_list``; compared
+ignoring case) are left out of every column set: never discovered, never a collision.
+
 Declared columns keep their declared types. The ledger keeps the images of the declared columns;
 the discovered columns are read from the raw names and values when versions are resolved.
 """
@@ -60,15 +63,24 @@ class Discovery:
     columns: tuple[str, ...]
     conflicts: dict[tuple[str, ...], str]
     types: Mapping[str, str] = field(default_factory=dict)
+    excluded: tuple[str, ...] = ()
 
     def type_of(self, column: str) -> str:
         return self.types.get(column, DISCOVERED_TYPE)
 
 
-def column_types(events: DataFrame) -> dict[str, str]:
-    """Per image column name of the valid inserts and updates, the type the source gives it in
-    the first batch that brings it (the least by name of that batch's; text where it gives
-    none); empty for events without ``column_types``."""
+def image_names(excluded: Sequence[str] = ()) -> Column:
+    """An event's image column names without the ``excluded`` ones (ignoring case)."""
+    if not excluded:
+        return F.col("column_names")
+    lowered = [name.lower() for name in excluded]
+    return F.filter("column_names", lambda name: ~F.lower(name).isin(*lowered))
+
+
+def column_types(events: DataFrame, excluded: Sequence[str] = ()) -> dict[str, str]:
+    """Per image column name of the valid inserts and updates (but the ``excluded``), the type
+    the source gives it in the first batch that brings it (the least by name of that batch's;
+    text where it gives none); empty for events without ``column_types``."""
     if COLUMN_TYPES not in events.columns:
         return {}
     valid = events.where(F.col(REASON).isNull() & F.col(COLUMN_TYPES).isNotNull() & _reads_image())
@@ -79,18 +91,21 @@ def column_types(events: DataFrame) -> dict[str, str]:
         F.col("p.column_names").alias("name"),
         F.coalesce(F.col(f"p.{COLUMN_TYPES}"), F.lit(DISCOVERED_TYPE)).alias("type"),
     )
+    lowered = {name.lower() for name in excluded}
     rows = pairs.groupBy("name").agg(F.min_by("type", F.struct(BATCH, "type")).alias("type"))
-    return {row.name: row.type for row in rows.collect()}
+    return {row.name: row.type for row in rows.collect() if row.name.lower() not in lowered}
 
 
-def column_sets(events: DataFrame) -> list[tuple[int, tuple[str, ...]]]:
-    """(first batch, sorted column names) of the image column sets of valid inserts and updates
-    (a delete's image is never read)."""
+def column_sets(
+    events: DataFrame, excluded: Sequence[str] = ()
+) -> list[tuple[int, tuple[str, ...]]]:
+    """(first batch, sorted column names but the ``excluded``) of the image column sets of
+    valid inserts and updates (a delete's image is never read)."""
     valid = events.where(
         F.col(REASON).isNull() & F.col("column_names").isNotNull() & _reads_image()
     )
     rows = (
-        valid.groupBy(F.array_sort("column_names").alias("names"))
+        valid.groupBy(F.array_sort(image_names(excluded)).alias("names"))
         .agg(F.min(BATCH).alias("first"))
         .collect()
     )
@@ -110,9 +125,11 @@ def discover(
     schema: TargetSchema,
     sets: Sequence[tuple[int, tuple[str, ...]]],
     types: Mapping[str, str] | None = None,
+    excluded: Sequence[str] = (),
 ) -> Discovery:
     """Apply the registry's rules to the column sets, in the given order; ``types``: the
-    source's own types of the names (column_types)."""
+    source's own types of the names (column_types); ``excluded``: the names the sets were
+    taken without (column_sets), kept for conflict_reason."""
     unstorable = {
         names: f"invalid_name:$.{name}"
         for _, names in sets
@@ -136,7 +153,8 @@ def discover(
             first_seen.setdefault(name, position)
     columns = tuple(sorted(columns, key=lambda name: (first_seen[name], name)))
     given = types or {}
-    return Discovery(columns, conflicts, {c: given[c] for c in columns if c in given})
+    types_of = {c: given[c] for c in columns if c in given}
+    return Discovery(columns, conflicts, types_of, tuple(excluded))
 
 
 def columns_in(schema: TargetSchema, table: StructType) -> TargetSchema:
@@ -164,7 +182,7 @@ def conflict_reason(discovery: Discovery, typed: bool = False) -> Column:
     with ``column_types``) that gives a typed discovered column another type (null
     otherwise)."""
     reason: Column = F.lit(None).cast("string")
-    names = F.array_sort("column_names")
+    names = F.array_sort(image_names(discovery.excluded))
     for conflict, text in discovery.conflicts.items():
         reason = F.when(names == F.array(*map(F.lit, conflict)), F.lit(text)).otherwise(reason)
     if typed:

@@ -112,11 +112,21 @@ class SourceConfig:
     # Whether an update's NULL (or absent) non-key column keeps the value it had: partial
     # updates (AUTO CDC's ignore_null_updates).
     ignore_null_updates: bool = False
+    # Image columns never discovered by evolve_columns (AUTO CDC's except_column_list).
+    except_columns: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        declared = {name.lower() for name in self.schema.columns}
+        both = [name for name in self.except_columns if name.lower() in declared]
+        if both:
+            raise ChangeEventConfigError(
+                f"source {self.name}: except_columns names declared columns: {', '.join(both)}"
+            )
 
     @classmethod
     def from_mapping(cls, name: str, raw: Mapping[str, Any]) -> SourceConfig:
-        """From YAML: columns, key_columns, allowed_lateness, evolve_columns and
-        ignore_null_updates (the last three optional)."""
+        """From YAML: columns, key_columns, allowed_lateness, evolve_columns,
+        ignore_null_updates, truncate and except_columns (all but the first two optional)."""
         return cls(
             name,
             TargetSchema.from_mapping(raw),
@@ -124,6 +134,7 @@ class SourceConfig:
             _flag(raw, "evolve_columns"),
             truncate=parse_truncate(raw.get("truncate")),
             ignore_null_updates=_flag(raw, "ignore_null_updates"),
+            except_columns=_names(raw, "except_columns"),
         )
 
 
@@ -136,6 +147,16 @@ def parse_truncate(text: Any) -> str | None:
     if choice not in TRUNCATE_CHOICES:
         raise ChangeEventConfigError(f"truncate must be apply, refuse or none, not {text!r}")
     return choice
+
+
+def _names(raw: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    """A list of column names (absent: none)."""
+    value = raw.get(name)
+    if value is None:
+        return ()
+    if isinstance(value, str) or not all(isinstance(item, str) for item in value):
+        raise ChangeEventConfigError(f"{name} must be a list of column names, not {value!r}")
+    return tuple(value)
 
 
 def _flag(raw: Mapping[str, Any], name: str) -> bool:
@@ -166,7 +187,9 @@ def discovery_of(events: DataFrame, config: SourceConfig) -> Discovery:
     """The source's discovered columns and conflicting column sets (none unless evolving)."""
     if not config.evolve_columns:
         return Discovery((), {})
-    return discover(config.schema, column_sets(events), column_types(events))
+    excluded = config.except_columns
+    sets, types = column_sets(events, excluded), column_types(events, excluded)
+    return discover(config.schema, sets, types, excluded)
 
 
 def evolved_config(config: SourceConfig, ledger: DataFrame) -> SourceConfig:
@@ -186,16 +209,20 @@ def evolved_since(config: SourceConfig, history: StructType, new_rows: DataFrame
     if not config.evolve_columns:
         return config
     known = columns_in(config.schema, history)
-    discovery = discover(known, column_sets(new_rows), column_types(new_rows))
+    excluded = config.except_columns
+    sets, types = column_sets(new_rows, excluded), column_types(new_rows, excluded)
+    discovery = discover(known, sets, types, excluded)
     return replace(config, schema=evolved_schema(known, discovery))
 
 
-def _declared_names_only(events: DataFrame, schema: TargetSchema) -> bool:
-    """Whether every image column set of the valid ``events`` names declared columns only (and
-    the declared columns pass the registry's rules: otherwise every set conflicts)."""
+def _declared_names_only(events: DataFrame, config: SourceConfig) -> bool:
+    """Whether every image column set of the valid ``events`` names declared (or excluded)
+    columns only (and the declared columns pass the registry's rules: otherwise every set
+    conflicts)."""
+    schema = config.schema
     if discover(schema, [(0, tuple(schema.columns))]).conflicts:
         return False
-    names = {name for _, names in column_sets(events) for name in names}
+    names = {name for _, names in column_sets(events, config.except_columns) for name in names}
     return names <= set(schema.columns)
 
 
@@ -285,7 +312,7 @@ def ledger_increment(
         if prior is not None:
             # A column set of declared names only cannot conflict: the ledger so far (for the
             # columns discovered before) is read only when the increment brings another name.
-            if _declared_names_only(known, config.schema):
+            if _declared_names_only(known, config):
                 known = None
             else:
                 earlier = prior.select(*columns)

@@ -58,6 +58,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="an update's NULL (or absent) columns keep their values: partial updates",
     )
+    events.add_argument(
+        "--except-column",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an image column --evolve-columns never takes in (repeatable)",
+    )
     events.add_argument("--landing-schema", default="landing", help="schema of the landing tables")
     events.add_argument(
         "--accept-ambiguous-order",
@@ -116,6 +123,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _run_change_events(args: argparse.Namespace) -> int:
+    declared = {name.lower() for name in columns(args.column, "--column")}
+    both = [name for name in args.except_column if name.lower() in declared]
+    if both:
+        raise AddError(f"--except-column names a declared --column: {', '.join(both)}")
     source = ChangeEventSource(
         name=args.name,
         keys=args.key,
@@ -125,6 +136,7 @@ def _run_change_events(args: argparse.Namespace) -> int:
         allowed_lateness=args.allowed_lateness,
         evolve_columns=args.evolve_columns,
         ignore_null_updates=args.ignore_null_updates,
+        except_columns=tuple(args.except_column),
         landing_schema=args.landing_schema,
         accept_ambiguous_order=args.accept_ambiguous_order,
     )

@@ -134,6 +134,7 @@ class ChangeEventSource:
     landing_schema: str = "landing"
     accept_ambiguous_order: bool = False
     ignore_null_updates: bool = False
+    except_columns: tuple[str, ...] = ()
 
     def command(self) -> str:
         words = ["change-events", self.name]
@@ -153,6 +154,7 @@ class ChangeEventSource:
             words.append("--accept-ambiguous-order")
         if self.ignore_null_updates:
             words.append("--ignore-null-updates")
+        words += [f"--except-column={name}" for name in self.except_columns]
         return _command(words)
 
 
@@ -226,6 +228,7 @@ def change_event_files(source: ChangeEventSource) -> dict[str, str]:
         "allowed_lateness": source.allowed_lateness,
         "evolve_columns": source.evolve_columns,
         "ignore_null_updates": source.ignore_null_updates,
+        "except_columns_flow": _flow_list(source.except_columns),
         "feed_columns": FEED_COLUMNS,
         "ledger_columns": ledger_columns,
         "version_columns": _version_columns(source),
