@@ -50,6 +50,26 @@ def _expected(folder: Path) -> set[tuple]:
     }
 
 
+def _table_versions(spark) -> dict[str, int]:
+    """Each table of the source: its latest Delta version."""
+    tables = [
+        row.tableName
+        for row in spark.sql(f"show tables in {MODULE_SCHEMA}").collect()
+        if row.tableName.startswith(("change_events__customers", "int_change_events__customers"))
+        and not row.isTemporary
+    ]
+    found = {}
+    for table in tables:
+        if (
+            spark.sql(f"describe table extended {MODULE_SCHEMA}.{table}")
+            .where("col_name = 'Type' and data_type = 'VIEW'")
+            .isEmpty()
+        ):
+            last = spark.sql(f"describe history {MODULE_SCHEMA}.{table} limit 1").first()
+            found[table] = last.version
+    return found
+
+
 @pytest.fixture(scope="module")
 def stream(tmp_path_factory) -> tuple[Path, dict]:
     folder = tmp_path_factory.mktemp("change_events")
@@ -114,7 +134,23 @@ def test_three_incremental_builds_then_a_full_refresh(spark, dbt, stream):
     assert reasons == manifest["quarantine_reasons"]
 
     every_table = table_digests(spark, MODULE_SCHEMA, "change_events__", "int_change_events__")
+    versions = _table_versions(spark)
     dbt("build", *SELECT)  # no new batch: nothing changes
+    # and nothing is written: no table has a new Delta commit
+    after = _table_versions(spark)
+    changed = {t: v for t, v in after.items() if versions.get(t) != v}
+    assert not changed, [
+        (
+            t,
+            [
+                tuple(r)
+                for r in spark.sql(f"describe history {MODULE_SCHEMA}.{t} limit 2")
+                .select("version", "operation", "operationParameters")
+                .collect()
+            ],
+        )
+        for t in changed
+    ]
     assert _current(spark) == _expected(folder)
     # Every table of the source (ledger, history, current, quarantine, run summary) as it was,
     # process ids included.

@@ -5,6 +5,9 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 PROCESS_ID_CONF = "spark_cdc.process_id"
+# The relation whose incremental run has nothing to write: set by its Python model, read and
+# reset by the sparkcdc adapter's incremental materialization, which then runs no write.
+NOTHING_TO_WRITE_CONF = "spark_cdc.nothing_to_write"
 
 
 class MissingProcessIdError(RuntimeError):
@@ -20,3 +23,9 @@ def process_id(session: SparkSession) -> str:
             '"set spark_cdc.process_id = {{ invocation_id }}" (dbt_project.yml)'
         )
     return value.strip()
+
+
+def nothing_to_write(session: SparkSession, relation: str) -> None:
+    """Tell the sparkcdc materialization that this run of ``relation`` adds nothing: it skips
+    the insert or MERGE (no empty Delta commit)."""
+    session.conf.set(NOTHING_TO_WRITE_CONF, relation)

@@ -41,7 +41,7 @@ from spark_cdc.change_events.progress import (
 )
 from spark_cdc.change_events.resolve import current_changes, current_rows
 from spark_cdc.core.changed_rows import record_changed_from
-from spark_cdc.core.dbt_context import process_id
+from spark_cdc.core.dbt_context import nothing_to_write, process_id
 from spark_cdc.core.delta_properties import apply_property_defaults
 from spark_cdc.core.idempotent_loads import claim_next_write, load_identity, next_load
 from spark_cdc.core.table_names import table_name
@@ -125,6 +125,9 @@ def ledger(dbt: Any, session: SparkSession, meta: Mapping[str, Any], feed: DataF
         highest = latest_batch(prior)
         if highest is not None:
             record_changed_from(session, BATCH, int(highest) + 1)
+            newest = latest_batch(feed)  # file statistics answer both maxima
+            if newest is None or newest <= highest:  # no new batch: no write at all
+                nothing_to_write(session, str(dbt.this))
     if settings(meta).get("input") == "debezium":
         if prior is not None:
             feed = new_batches(feed, highest)

@@ -8,7 +8,8 @@
     insert or MERGE reads the model's DataFrame directly: one Delta write per run instead of two,
     and no metastore table created and dropped. Everything else (the first build, a full
     refresh, SQL models, on_schema_change, the strategies, grants, docs, hooks) is dbt-spark's,
-    built from dbt-spark's own macros.
+    built from dbt-spark's own macros. A Python model whose run adds nothing says so
+    (spark_cdc.core.dbt_context.nothing_to_write): then no write runs at all.
 -#}
 {% materialization incremental, adapter='sparkcdc', supported_languages=['sql', 'python'] -%}
     {%- set file_format = dbt_spark_validate_get_file_format(
@@ -60,12 +61,17 @@
                 {{ create_table_as(True, tmp_relation, compiled_code, language) }}
             {%- endcall -%}
         {%- endif -%}
-        {%- do process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
-        {%- call statement('main') -%}
-            {{ dbt_spark_get_incremental_sql(
-                strategy, tmp_relation, target_relation, existing_relation, unique_key,
-                incremental_predicates) }}
-        {%- endcall -%}
+        {%- if result_as_view and sparkcdc_nothing_to_write(target_relation) -%}
+            {#- the model said its run adds nothing: no write, no empty Delta commit -#}
+            {%- call statement('main') -%} select 1 as nothing_to_write {%- endcall -%}
+        {%- else -%}
+            {%- do process_schema_changes(on_schema_change, tmp_relation, existing_relation) -%}
+            {%- call statement('main') -%}
+                {{ dbt_spark_get_incremental_sql(
+                    strategy, tmp_relation, target_relation, existing_relation, unique_key,
+                    incremental_predicates) }}
+            {%- endcall -%}
+        {%- endif -%}
         {%- if language == 'python' -%}
             {%- call statement('drop_tmp_relation') -%}
                 drop {{ 'view' if result_as_view else 'table' }} if exists {{ tmp_relation }}
