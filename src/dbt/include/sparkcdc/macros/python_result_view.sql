@@ -42,8 +42,8 @@ if not hasattr(df, "createOrReplaceTempView"):
 {#- Whether the Python model of `relation` said its run adds nothing (the session setting
     spark_cdc.nothing_to_write names it); the setting is cleared either way. -#}
 {% macro sparkcdc_nothing_to_write(relation) %}
-  {%- set found = run_query('set spark_cdc.nothing_to_write') -%}
-  {%- set value = found.rows[0][1] if found and found.rows else none -%}
-  {%- do run_query('set spark_cdc.nothing_to_write = none') -%}
-  {{ return(value == relation.render()) }}
+    {%- set found = run_query('set spark_cdc.nothing_to_write') -%}
+    {%- set value = found.rows[0][1] if found and found.rows else none -%}
+    {%- do run_query('set spark_cdc.nothing_to_write = none') -%}
+    {{ return(value == relation.render()) }}
 {% endmacro %}
