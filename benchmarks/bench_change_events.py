@@ -43,10 +43,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import peak_rss_mib, save_results, timed
 from baselines import article_change_event_resolver
 
+from spark_cdc.change_events.config import SourceConfig
 from spark_cdc.change_events.pipeline import (
     HISTORY_TABLE_PROPERTIES,
     LEDGER_TABLE_PROPERTIES,
-    SourceConfig,
     history_increment,
     initial_versions,
     ledger_increment,

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 
+from spark_cdc.change_events.config import SourceConfig
 from spark_cdc.change_events.feed import feed_frame
 from spark_cdc.change_events.model import ChangeEvent, TargetSchema
 from spark_cdc.change_events.pipeline import (
-    SourceConfig,
     history_increment,
     ledger_increment,
     merge_versions,

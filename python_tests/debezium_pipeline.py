@@ -13,6 +13,7 @@ from change_event_support import HIGH
 from debezium_support import Capture
 from pyspark.sql import DataFrame
 
+from spark_cdc.change_events.config import SourceConfig
 from spark_cdc.change_events.debezium.envelope import normalize_debezium
 from spark_cdc.change_events.debezium.positions import position_of
 from spark_cdc.change_events.debezium.types import DebeziumSettings
@@ -20,7 +21,6 @@ from spark_cdc.change_events.landing import land_debezium_files
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.normalize import RAW_RECORD
 from spark_cdc.change_events.pipeline import (
-    SourceConfig,
     history_increment,
     ledger_increment,
     merge_versions,

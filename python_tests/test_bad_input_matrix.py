@@ -36,10 +36,11 @@ import pytest
 from pyspark.sql import functions as F
 from support import copy_project, dbt_invoker, messages, module_schema
 
+from spark_cdc.change_events.config import SourceConfig
 from spark_cdc.change_events.debezium.envelope import normalize_debezium
 from spark_cdc.change_events.landing import InitialRowsError, land_batch_files, land_initial_rows
 from spark_cdc.change_events.model import TargetSchema
-from spark_cdc.change_events.pipeline import SourceConfig, history_increment, ledger_increment
+from spark_cdc.change_events.pipeline import history_increment, ledger_increment
 from spark_cdc.hash_cdc.compare import initial_state
 from spark_cdc.hash_cdc.config import ConfigError, DatasetConfig
 from spark_cdc.hash_cdc.extracts import commit_metadata, read_extract

@@ -10,8 +10,8 @@ from datetime import datetime, timedelta
 import pytest
 from change_event_support import initial_frame, run_incrementally, state_of
 
+from spark_cdc.change_events.config import SourceConfig
 from spark_cdc.change_events.model import ChangeEvent, TargetSchema, fingerprint, validate
-from spark_cdc.change_events.pipeline import SourceConfig
 from spark_cdc.change_events.reference import StateRow, resolve_reference
 
 SCHEMA = TargetSchema({"id": "int", "name": "string", "amount": "int"}, ("id",))

@@ -15,11 +15,11 @@ from change_event_support import (
     versions_of,
 )
 
+from spark_cdc.change_events.config import SourceConfig
 from spark_cdc.change_events.debezium.envelope import normalize_debezium
 from spark_cdc.change_events.debezium.model import feed_events
 from spark_cdc.change_events.model import TargetSchema
 from spark_cdc.change_events.pipeline import (
-    SourceConfig,
     history_increment,
     ledger_increment,
     merge_versions,

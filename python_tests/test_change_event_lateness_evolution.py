@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_change_event_resolver import ROWS, at
 
+from spark_cdc.change_events.config import SourceConfig
 from spark_cdc.change_events.evolution import columns_in
 from spark_cdc.change_events.model import ChangeEvent, ChangeEventConfigError
-from spark_cdc.change_events.pipeline import SourceConfig
 from spark_cdc.change_events.resolve import current_rows
 from spark_cdc.hash_cdc.hashing import column
 

@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
-from spark_cdc.change_events import pipeline
+from spark_cdc.change_events import linked_keys
+from spark_cdc.change_events.config import SourceConfig
 from spark_cdc.change_events.feed import feed_frame
 from spark_cdc.change_events.model import (
     ChangeEvent,
@@ -32,7 +33,6 @@ from spark_cdc.change_events.model import (
 )
 from spark_cdc.change_events.normalize import REASON, normalize_events
 from spark_cdc.change_events.pipeline import (
-    SourceConfig,
     history_increment,
     initial_versions,
     ledger_increment,
@@ -102,10 +102,10 @@ def test_chained_moves_reached_by_a_late_event_re_resolve_the_same_keys_either_w
 ):
     """Run 1 moves k1 -> k2 -> k3 (and k5 -> k6 apart); run 2 brings a late delete of k1 and
     an update of k6. The keys moves link are found on the driver from the moves' key hashes,
-    or (above pipeline.DRIVER_LINKED_MOVES moves) in Spark: both give the reference's versions,
+    or (above linked_keys.DRIVER_LINKED_MOVES moves) in Spark: both give the reference's versions,
     and neither re-resolves k4, which no move links."""
     if not linked_on_the_driver:
-        monkeypatch.setattr(pipeline, "DRIVER_LINKED_MOVES", 0)
+        monkeypatch.setattr(linked_keys, "DRIVER_LINKED_MOVES", 0)
 
     def insert(second, key):
         return ChangeEvent("insert", at(second), None, ("id", "name"), (key, key))

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from support import BIN, PROJECT_DIR
 
-from spark_cdc.change_events.pipeline import SourceConfig
+from spark_cdc.change_events.config import SourceConfig
 from spark_cdc.scaffold.names import SIMPLE_TYPES
 
 CAPABILITY_FOLDERS = ("change_events", "hash_cdc", "schema_drift")

@@ -23,16 +23,14 @@ quarantines the same events and yields the same versions as any sequence of incr
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from spark_cdc.change_events.config import SourceConfig
 from spark_cdc.change_events.evolution import (
     Discovery,
     column_sets,
@@ -44,10 +42,9 @@ from spark_cdc.change_events.evolution import (
     with_discovered_images,
 )
 from spark_cdc.change_events.key_changes import pair_key_changes
+from spark_cdc.change_events.linked_keys import action_keys, key_columns_of, linked_keys, on_keys
 from spark_cdc.change_events.model import (
     TOMBSTONE,
-    TRUNCATE_CHOICES,
-    ChangeEventConfigError,
     TargetSchema,
 )
 from spark_cdc.change_events.normalize import (
@@ -62,9 +59,6 @@ from spark_cdc.change_events.resolve import (
     TRUNCATE,
     VERSION_COLUMNS,
     KeyMoves,
-    key_struct,
-    leaves_unchanged,
-    moves_a_key,
     resolve_versions,
 )
 from spark_cdc.core.cache_slots import keep
@@ -83,85 +77,6 @@ HISTORY_TABLE_PROPERTIES = {
     "delta.dataSkippingStatsColumns": "valid_from,valid_to,process_id",
     "delta.enableChangeDataFeed": "true",  # what each run wrote (history_feed)
 }
-_DURATION = re.compile(r"^\s*(\d+)\s*(second|minute|hour|day)s?\s*$")
-
-
-def parse_lateness(text: str | None) -> timedelta | None:
-    """'90 minutes', '7 days' ... -> timedelta; None, '' or 'none' -> None (unbounded)."""
-    if text is None or str(text).strip().lower() in ("", "none", "null"):
-        return None
-    match = _DURATION.match(str(text).lower())
-    if not match:
-        raise ChangeEventConfigError(
-            f"allowed_lateness must read like '30 minutes' or '7 days', not {text!r}"
-        )
-    return timedelta(**{f"{match.group(2)}s": int(match.group(1))})
-
-
-@dataclass(frozen=True)
-class SourceConfig:
-    """A change-event source: its typed target schema and the allowed lateness of its events."""
-
-    name: str
-    schema: TargetSchema
-    allowed_lateness: timedelta | None = None
-    evolve_columns: bool = False
-    # What a truncate does: None (a feed without truncates: quarantined as an unknown change
-    # type), "apply" (closes every live key) or "refuse" (the ledger run fails, writing nothing).
-    truncate: str | None = None
-    # Whether an update's NULL (or absent) non-key column keeps the value it had: partial
-    # updates (AUTO CDC's ignore_null_updates).
-    ignore_null_updates: bool = False
-    # Image columns never discovered by evolve_columns (AUTO CDC's except_column_list).
-    except_columns: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        declared = {name.lower() for name in self.schema.columns}
-        both = [name for name in self.except_columns if name.lower() in declared]
-        if both:
-            raise ChangeEventConfigError(
-                f"source {self.name}: except_columns names declared columns: {', '.join(both)}"
-            )
-
-    @classmethod
-    def from_mapping(cls, name: str, raw: Mapping[str, Any]) -> SourceConfig:
-        """From YAML: columns, key_columns, allowed_lateness, evolve_columns,
-        ignore_null_updates, truncate and except_columns (all but the first two optional)."""
-        return cls(
-            name,
-            TargetSchema.from_mapping(raw),
-            parse_lateness(raw.get("allowed_lateness")),
-            _flag(raw, "evolve_columns"),
-            truncate=parse_truncate(raw.get("truncate")),
-            ignore_null_updates=_flag(raw, "ignore_null_updates"),
-            except_columns=_names(raw, "except_columns"),
-        )
-
-
-def parse_truncate(text: Any) -> str | None:
-    """A source's ``truncate`` setting: apply, refuse, or None (absent, '' or 'none': a
-    truncate event is quarantined as an unknown change type)."""
-    if text is None or str(text).strip().lower() in ("", "none", "null"):
-        return None
-    choice = str(text).strip().lower()
-    if choice not in TRUNCATE_CHOICES:
-        raise ChangeEventConfigError(f"truncate must be apply, refuse or none, not {text!r}")
-    return choice
-
-
-def _names(raw: Mapping[str, Any], name: str) -> tuple[str, ...]:
-    """A list of column names (absent: none)."""
-    value = raw.get(name)
-    if value is None:
-        return ()
-    if isinstance(value, str) or not all(isinstance(item, str) for item in value):
-        raise ChangeEventConfigError(f"{name} must be a list of column names, not {value!r}")
-    return tuple(value)
-
-
-def _flag(raw: Mapping[str, Any], name: str) -> bool:
-    """A yes/no setting: true, 1 or yes (any case) is yes; absent is no."""
-    return str(raw.get(name, False)).strip().lower() in {"true", "1", "yes"}
 
 
 def with_null_updates_kept(events: DataFrame, schema: TargetSchema) -> DataFrame:
@@ -403,134 +318,6 @@ def _columns(frame: DataFrame, schema: TargetSchema) -> list:
     ]
 
 
-def _action_keys(events: DataFrame, schema: TargetSchema) -> DataFrame:
-    """``_key`` (a struct of the key columns) of every key the events act on: an insert's or
-    update's image key, a delete's old key, both for an update that moves its key."""
-    upserts = events.where(F.col("change_kind").isin("insert", "update"))
-    outs = events.where((F.col("change_kind") == "delete") | moves_a_key(schema))
-    return (
-        upserts.select(key_struct(F.col("image"), schema).alias("_key"))
-        .unionByName(outs.select(F.col("old_key").alias("_key")))
-        .distinct()
-    )
-
-
-# A run's key moves up to this many are linked on the driver (as key hashes, one collect);
-# a window with more is linked in Spark, one join and count per step of the longest chain.
-DRIVER_LINKED_MOVES = 200_000
-
-
-def _linked_keys(
-    keys: DataFrame, events: DataFrame, schema: TargetSchema
-) -> tuple[DataFrame, KeyMoves]:
-    """``keys`` grown by every key that a key-moving event of ``events`` links to one of them
-    (old key to new key and back), until no event adds one: the keys whose versions can change
-    together (a move-in inherits created_at from its source key's run); and what ``events``
-    say about key moves (for resolve_versions).
-
-    The moves are read once, as (old key, new key) hashes and whether the move leaves a column
-    unchanged; the hashes' connected components are found on the driver, and the keys of every
-    component that holds one of ``keys`` are added. Two keys that share a hash share a
-    component: a collision can only add keys, which then resolve to the versions they have."""
-    moving = events.where(moves_a_key(schema))
-    image_key = key_struct(F.col("image"), schema)
-    leaves = leaves_unchanged(events)
-    found = (
-        moving.select(
-            F.xxhash64("old_key").alias("_from"), F.xxhash64(image_key).alias("_to"), leaves
-        )
-        .limit(DRIVER_LINKED_MOVES + 1)
-        .collect()
-    )
-    if not found:
-        return keys, KeyMoves(any=False, leave_unchanged=False)
-    moves = KeyMoves(any=True, leave_unchanged=any(row[2] for row in found))
-    if len(found) > DRIVER_LINKED_MOVES:
-        return _linked_keys_in_spark(keys, moving, schema), moves
-    component = _components((row[0], row[1]) for row in found)
-    spark = events.sparkSession
-    components = spark.createDataFrame(list(component.items()), "_hash bigint, _component bigint")
-    hit = (
-        keys.select(F.xxhash64("_key").alias("_hash"))
-        .join(F.broadcast(components), "_hash")
-        .select("_component")
-        .distinct()
-    )
-    ends = moving.select(F.col("old_key").alias("_key")).unionByName(
-        moving.select(image_key.alias("_key"))
-    )
-    linked = (
-        ends.withColumn("_hash", F.xxhash64("_key"))
-        .join(F.broadcast(components), "_hash")
-        .join(F.broadcast(hit), "_component", "left_semi")
-        .select("_key")
-    )
-    return keys.unionByName(linked).distinct().localCheckpoint(), moves
-
-
-def _components(edges: Iterable[tuple[int, int]]) -> dict[int, int]:
-    """Each node of ``edges`` (pairs of hashes) with its connected component's smallest node."""
-    parent: dict[int, int] = {}
-
-    def root(node: int) -> int:
-        parent.setdefault(node, node)
-        while parent[node] != node:
-            parent[node] = parent[parent[node]]
-            node = parent[node]
-        return node
-
-    for a, b in edges:
-        first, second = root(a), root(b)
-        if first != second:
-            parent[max(first, second)] = min(first, second)
-    return {node: root(node) for node in parent}
-
-
-def _linked_keys_in_spark(keys: DataFrame, moving: DataFrame, schema: TargetSchema) -> DataFrame:
-    """_linked_keys for a window of many moves: grown in Spark, one step per join."""
-    moves = moving.select(
-        F.col("old_key").alias("_from"), key_struct(F.col("image"), schema).alias("_to")
-    )
-    edges = moves.unionByName(
-        moves.select(F.col("_to").alias("_from"), F.col("_from").alias("_to"))
-    ).localCheckpoint()
-    reached = keys.localCheckpoint()
-    count = reached.count()
-    while True:
-        linked = edges.join(
-            F.broadcast(reached.withColumnRenamed("_key", "_from")), "_from", "left_semi"
-        ).select(F.col("_to").alias("_key"))
-        grown = reached.unionByName(linked).distinct().localCheckpoint()
-        grown_count = grown.count()
-        if grown_count == count:
-            return grown
-        reached, count = grown, grown_count
-
-
-def _on_keys(events: DataFrame, keys: DataFrame, schema: TargetSchema) -> DataFrame:
-    """The events that act on one of ``keys`` (by their image key or their old key)."""
-    flagged = keys.select("_key", F.lit(True).alias("_hit"))
-    by_image = flagged.select(F.col("_key").alias("_image_key"), F.col("_hit").alias("_hit_i"))
-    by_old = flagged.select(F.col("_key").alias("_old_key"), F.col("_hit").alias("_hit_o"))
-    return (
-        events.withColumn(
-            "_image_key",
-            F.when(
-                F.col("change_kind").isin("insert", "update"), key_struct(F.col("image"), schema)
-            ),
-        )
-        .withColumn("_old_key", F.col("old_key"))
-        .join(F.broadcast(by_image), "_image_key", "left")
-        .join(F.broadcast(by_old), "_old_key", "left")
-        .where(F.coalesce(F.col("_hit_i"), F.col("_hit_o"), F.lit(False)))
-        .drop("_image_key", "_old_key", "_hit_i", "_hit_o")
-    )
-
-
-def _as_columns(keys: DataFrame, schema: TargetSchema) -> DataFrame:
-    return keys.select(*(F.col("_key")[k].alias(k) for k in schema.keys))
-
-
 def _new_rows(ledger: DataFrame, process_id: str, resolved_through: int | None) -> DataFrame:
     """The ledger rows a history run takes in: above the mark (without one: this run's)."""
     if resolved_through is None:
@@ -615,7 +402,7 @@ def history_increment(
     # the keys are taken from the fresh halves before pairing (a pair is the insert's row, whose
     # batch may be the older one)
     window = keep(_as_resolved(landed, config), "change_events.history_window")
-    keys, moves = _linked_keys(_action_keys(fresh, schema), window, schema)
+    keys, moves = linked_keys(action_keys(fresh, schema), window, schema)
     at_horizon = (
         (F.col("valid_from") < F.lit(horizon)) & (F.col("valid_to") >= F.lit(horizon))
     ) | ((F.col("version_id") == INITIAL_VERSION) & (F.col("valid_from") >= F.lit(horizon)))
@@ -625,9 +412,9 @@ def history_increment(
         base = prior.where(at_horizon)
         events = window
     else:
-        events = _on_keys(window, keys, schema)
+        events = on_keys(window, keys, schema)
         base = prior.where(at_horizon).join(
-            F.broadcast(_as_columns(keys, schema)), list(schema.keys), "left_semi"
+            F.broadcast(key_columns_of(keys, schema)), list(schema.keys), "left_semi"
         )
     return _resolved(
         events,

@@ -16,6 +16,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from spark_cdc.change_events.config import SourceConfig
 from spark_cdc.change_events.debezium.envelope import normalize_debezium
 from spark_cdc.change_events.debezium.types import DebeziumSettings
 from spark_cdc.change_events.evolution import add_missing_columns, columns_in
@@ -26,7 +27,6 @@ from spark_cdc.change_events.pipeline import (
     BATCH,
     HISTORY_TABLE_PROPERTIES,
     LEDGER_TABLE_PROPERTIES,
-    SourceConfig,
     history_increment,
     increment_bounds,
     ledger_increment,

@@ -181,7 +181,7 @@ DEBEZIUM_LEDGER_COLUMNS = (
 
 def change_event_files(source: ChangeEventSource) -> dict[str, str]:
     """The files of a change-event source."""
-    from spark_cdc.change_events.pipeline import parse_lateness
+    from spark_cdc.change_events.config import parse_lateness
 
     s = source_name(source.name, "change-event source")
     source_name(source.landing_schema, "landing schema")

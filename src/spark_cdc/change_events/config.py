@@ -1,0 +1,93 @@
+"""A change-event source's settings (its YAML ``meta.change_events`` block), parsed once into
+one :class:`SourceConfig`: the typed target, the allowed lateness, column evolution and the
+columns it leaves out, what a truncate does, partial updates."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from spark_cdc.change_events.model import TRUNCATE_CHOICES, ChangeEventConfigError, TargetSchema
+
+_DURATION = re.compile(r"^\s*(\d+)\s*(second|minute|hour|day)s?\s*$")
+
+
+def parse_lateness(text: str | None) -> timedelta | None:
+    """'90 minutes', '7 days' ... -> timedelta; None, '' or 'none' -> None (unbounded)."""
+    if text is None or str(text).strip().lower() in ("", "none", "null"):
+        return None
+    match = _DURATION.match(str(text).lower())
+    if not match:
+        raise ChangeEventConfigError(
+            f"allowed_lateness must read like '30 minutes' or '7 days', not {text!r}"
+        )
+    return timedelta(**{f"{match.group(2)}s": int(match.group(1))})
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """A change-event source: its typed target schema and the allowed lateness of its events."""
+
+    name: str
+    schema: TargetSchema
+    allowed_lateness: timedelta | None = None
+    evolve_columns: bool = False
+    # What a truncate does: None (a feed without truncates: quarantined as an unknown change
+    # type), "apply" (closes every live key) or "refuse" (the ledger run fails, writing nothing).
+    truncate: str | None = None
+    # Whether an update's NULL (or absent) non-key column keeps the value it had: partial
+    # updates (AUTO CDC's ignore_null_updates).
+    ignore_null_updates: bool = False
+    # Image columns never discovered by evolve_columns (AUTO CDC's except_column_list).
+    except_columns: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        declared = {name.lower() for name in self.schema.columns}
+        both = [name for name in self.except_columns if name.lower() in declared]
+        if both:
+            raise ChangeEventConfigError(
+                f"source {self.name}: except_columns names declared columns: {', '.join(both)}"
+            )
+
+    @classmethod
+    def from_mapping(cls, name: str, raw: Mapping[str, Any]) -> SourceConfig:
+        """From YAML: columns, key_columns, allowed_lateness, evolve_columns,
+        ignore_null_updates, truncate and except_columns (all but the first two optional)."""
+        return cls(
+            name,
+            TargetSchema.from_mapping(raw),
+            parse_lateness(raw.get("allowed_lateness")),
+            _flag(raw, "evolve_columns"),
+            truncate=parse_truncate(raw.get("truncate")),
+            ignore_null_updates=_flag(raw, "ignore_null_updates"),
+            except_columns=_names(raw, "except_columns"),
+        )
+
+
+def parse_truncate(text: Any) -> str | None:
+    """A source's ``truncate`` setting: apply, refuse, or None (absent, '' or 'none': a
+    truncate event is quarantined as an unknown change type)."""
+    if text is None or str(text).strip().lower() in ("", "none", "null"):
+        return None
+    choice = str(text).strip().lower()
+    if choice not in TRUNCATE_CHOICES:
+        raise ChangeEventConfigError(f"truncate must be apply, refuse or none, not {text!r}")
+    return choice
+
+
+def _names(raw: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    """A list of column names (absent: none)."""
+    value = raw.get(name)
+    if value is None:
+        return ()
+    if isinstance(value, str) or not all(isinstance(item, str) for item in value):
+        raise ChangeEventConfigError(f"{name} must be a list of column names, not {value!r}")
+    return tuple(value)
+
+
+def _flag(raw: Mapping[str, Any], name: str) -> bool:
+    """A yes/no setting: true, 1 or yes (any case) is yes; absent is no."""
+    return str(raw.get(name, False)).strip().lower() in {"true", "1", "yes"}
