@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -39,17 +39,19 @@ def run_incrementally(
     config: SourceConfig,
     initial: DataFrame | None = None,
     marks: bool = False,
+    to_feed: Callable[[SparkSession, Sequence], DataFrame] = feed_frame,
 ) -> tuple[DataFrame, DataFrame]:
     """(ledger, history) after one pipeline run per item of ``runs`` (each: batch id, events).
     ``marks``: each history run is told the last batch the history reflects (as the dbt model
-    is, from its progress mark) instead of finding its new rows by process id."""
+    is, from its progress mark) instead of finding its new rows by process id. ``to_feed``:
+    what makes a run's feed table of its batches."""
     ledger = history = None
     for number, batches in enumerate(runs):
         process = f"run-{number}"
         through = None
         if marks and ledger is not None:
             through = ledger.agg({"_batch_id": "max"}).first()[0]
-        new = ledger_increment(feed_frame(spark, batches), ledger, config, process)
+        new = ledger_increment(to_feed(spark, batches), ledger, config, process)
         ledger = (
             new if ledger is None else ledger.unionByName(new, allowMissingColumns=True)
         ).localCheckpoint()

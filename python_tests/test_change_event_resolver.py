@@ -594,3 +594,88 @@ def test_a_paired_key_change_with_nulls_keeps_the_old_keys_values_under_partial_
     expected = resolve_reference({}, events, ROWS, ignore_null_updates=True)
     assert state == expected_state(expected, ROWS)
     assert versions_of(history, ROWS) == expected_versions(expected, ROWS)
+
+
+# A feed ordered by columns of its own: a file's day, its number and the line's offset (text).
+SEQUENCE = ("file_day", "file_no", "offset")
+DAY_ZERO = 20_454  # 2026-01-01, in days since 1970-01-01
+
+
+def _sequenced_feed(spark, batches):
+    """The feed of ``batches`` whose events carry their (day, file, offset) position in
+    event_position: as a feed that has those three columns instead (the position dropped)."""
+    feed = feed_frame(spark, batches)
+    days = F.date_add(F.lit("1970-01-01").cast("date"), F.col("event_position")[0].cast("int"))
+    return feed.select(
+        "*",
+        days.alias("file_day"),
+        F.col("event_position")[1].alias("file_no"),
+        F.col("event_position")[2].cast("string").alias("offset"),
+    ).drop("event_position")
+
+
+@settings(
+    max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_a_feed_ordered_by_its_own_columns_equals_the_reference_by_position(spark, data):
+    """sequence_by (AUTO CDC's sequence_by struct): the random streams above, every event at a
+    (day, file, offset) that agrees with its event_ts and orders the events of one second at
+    random; incremental runs and one run resolve them in the order of those columns, as the
+    reference orders event_position."""
+    config = SourceConfig("rows", ROWS, sequence_by=SEQUENCE)
+
+    def placed(event: ChangeEvent) -> ChangeEvent:
+        # the columns agree with event_ts (a later second, a later day) and order the events
+        # of one second, which event_ts cannot tell apart
+        day = DAY_ZERO + event.event_ts.second
+        position = (day, data.draw(st.integers(0, 2)), data.draw(st.integers(0, 3)))
+        return dataclasses.replace(event, event_position=position)
+
+    generated = [data.draw(streams(stream)) for stream in range(1, 5)]
+    generated = [
+        (rows, [[placed(e) for e in batch] for batch in batches]) for rows, batches in generated
+    ]
+    existing, runs, every_event = _as_runs(generated)
+    expected = resolve_reference(existing, every_event, ROWS)
+    initial = initial_frame(spark, existing, ROWS)
+    ledger, history = run_incrementally(spark, runs, config, initial, to_feed=_sequenced_feed)
+    assert state_of(history, ROWS) == expected_state(expected, ROWS)
+    assert versions_of(history, ROWS) == expected_versions(expected, ROWS)
+    assert status_counts(ledger).get("applied", 0) == expected.applied
+    all_at_once = [[b for run in runs for b in run]]
+    _, rebuilt = run_incrementally(spark, all_at_once, config, initial, to_feed=_sequenced_feed)
+    columns = [c for c in history.columns if c not in ("process_id", "row_hash")]
+    assert rebuilt.select(columns).exceptAll(history.select(columns)).isEmpty()
+    assert history.select(columns).exceptAll(rebuilt.select(columns)).isEmpty()
+
+
+def test_a_feed_ordered_by_its_own_columns_by_hand(spark):
+    """Three updates of one key at one event_ts: their (day, file, offset) decides, not their
+    fingerprints (offset 10 after offset 9: numbers, not texts); an offset that is not an
+    integer is quarantined as invalid_sequence:offset; a column that orders nothing, or one
+    the feed does not have, is refused."""
+    ts = at(5)
+    names = ("id", "name", "amount")
+    rows = [
+        ("insert", ts, None, list(names), ["1", "a", "1"], None, None, 1, 1, "2"),
+        ("update", ts, None, list(names), ["1", "c", "3"], ["id"], ["1"], 1, 1, "10"),
+        ("update", ts, None, list(names), ["1", "b", "2"], ["id"], ["1"], 1, 1, "9"),
+        ("update", ts, None, list(names), ["1", "x", "0"], ["id"], ["1"], 1, 1, "7a"),
+    ]
+    feed = spark.createDataFrame(
+        rows,
+        "change_type string, event_ts timestamp, event_seq bigint, column_names array<string>, "
+        "column_values array<string>, old_key_names array<string>, "
+        "old_key_values array<string>, _batch_id bigint, file_no int, offset string",
+    )
+    config = SourceConfig("rows", ROWS, sequence_by=("file_no", "offset"))
+    ledger = ledger_increment(feed, None, config, "run").localCheckpoint()
+    reasons = sorted(str(r["quarantine_reason"]) for r in ledger.collect())
+    assert reasons == ["None", "None", "None", "invalid_sequence:offset"]
+    history = history_increment(ledger, None, None, config, HIGH, "run")
+    assert state_of(history, ROWS)[(1,)][:3] == (1, "c", 3)
+    assert history.where("is_ambiguous").count() == 0
+    for wrong in (("name",), ("column_values",)):
+        with pytest.raises(ChangeEventConfigError):
+            ledger_increment(feed, None, SourceConfig("rows", ROWS, sequence_by=wrong), "run")

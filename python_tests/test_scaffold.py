@@ -74,6 +74,8 @@ def test_the_output_lints_and_parses_as_python(tmp_path):
         ["change-events", "payments", "--key=payment_id", "--column=payment_id:long",
          "--column=paid:boolean", "--initial-rows", "--evolve-columns", "--ignore-null-updates",
          "--except-column=card_number", "--except-column=Raw Payload"],
+        ["change-events", "shipments", "--key=id", "--column=id:long", "--column=state:string",
+         "--sequence-by=file_no", "--sequence-by=line_no"],
         ["hash-cdc", "products", "--key=sku:string", "--nonkey=price:double",
          "--nonkey=launched:date", "--sensitive=cost:decimal(10,2)", "--mode=delta",
          "--format=parquet"],
@@ -93,7 +95,7 @@ def test_the_output_lints_and_parses_as_python(tmp_path):
     assert "$SPARK_CDC_HOME/landing/schema_drift/clicks unless set" in said["schema-drift"]
     python = sorted(str(p) for p in project.rglob("*.py"))
     sql = sorted(str(p) for p in project.rglob("*.sql"))
-    assert len(python) == 12 and len(sql) == 13  # 3 Python models of each source
+    assert len(python) == 15 and len(sql) == 16  # 3 Python models of each source
     ruff = [str(BIN / "ruff"), "--config", str(PROJECT_DIR / "pyproject.toml")]
     for check in (["check", *python], ["format", "--check", *python]):
         linted = subprocess.run([*ruff, *check], capture_output=True, text=True, check=False)
@@ -138,6 +140,21 @@ def test_the_output_lints_and_parses_as_python(tmp_path):
     )  # fmt: skip
     assert refused.returncode != 0
     assert "--except-column names a declared --column: REASON" in refused.stderr
+    shipments = yaml.safe_load(
+        (project / "models/staging/change_events/_change_events__shipments.yml").read_text()
+    )
+    settings = shipments["models"][0]["config"]["meta"]["change_events"]
+    assert settings["sequence_by"] == ["file_no", "line_no"]
+    assert SourceConfig.from_mapping("shipments", settings).sequence_by == ("file_no", "line_no")
+    staging = (
+        project / "models/staging/change_events/stg_change_events__shipments.sql"
+    ).read_text()
+    assert "    file_no,\n    line_no\nfrom" in staging
+    refused = _spark_cdc(
+        "add", "change-events", "parcels", "--key=id", "--column=id:long", "--debezium",
+        "--sequence-by=file_no", cwd=project,
+    )  # fmt: skip
+    assert refused.returncode != 0 and "--sequence-by is for feeds of events" in refused.stderr
     products = yaml.safe_load(
         (project / "models/staging/hash_cdc/_hash_cdc__products.yml").read_text()
     )

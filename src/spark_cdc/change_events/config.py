@@ -43,6 +43,8 @@ class SourceConfig:
     ignore_null_updates: bool = False
     # Image columns never discovered by evolve_columns (AUTO CDC's except_column_list).
     except_columns: tuple[str, ...] = ()
+    # Feed columns whose values, in order, are a feed of events' position (change_events.sequence).
+    sequence_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         declared = {name.lower() for name in self.schema.columns}
@@ -55,7 +57,8 @@ class SourceConfig:
     @classmethod
     def from_mapping(cls, name: str, raw: Mapping[str, Any]) -> SourceConfig:
         """From YAML: columns, key_columns, allowed_lateness, evolve_columns,
-        ignore_null_updates, truncate and except_columns (all but the first two optional)."""
+        ignore_null_updates, truncate, except_columns and sequence_by (all but the first two
+        optional)."""
         return cls(
             name,
             TargetSchema.from_mapping(raw),
@@ -64,6 +67,7 @@ class SourceConfig:
             truncate=parse_truncate(raw.get("truncate")),
             ignore_null_updates=_flag(raw, "ignore_null_updates"),
             except_columns=_names(raw, "except_columns"),
+            sequence_by=_names(raw, "sequence_by"),
         )
 
 

@@ -61,6 +61,7 @@ from spark_cdc.change_events.resolve import (
     KeyMoves,
     resolve_versions,
 )
+from spark_cdc.change_events.sequence import with_sequence
 from spark_cdc.core.cache_slots import keep
 from spark_cdc.hash_cdc.hashing import column
 
@@ -205,6 +206,8 @@ def ledger_increment(
         if highest is None:
             highest = latest_batch(prior)
         feed = new_batches(feed, highest)
+    if config.sequence_by:
+        feed = with_sequence(feed, config.sequence_by)
     # Kept: read by the ledger rows, the column sets and (with a lateness) the per-batch
     # watermarks, and filtered on its reason (which the optimizer would otherwise inline into
     # every filter).

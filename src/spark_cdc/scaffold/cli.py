@@ -59,6 +59,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="an update's NULL (or absent) columns keep their values: partial updates",
     )
     events.add_argument(
+        "--sequence-by",
+        action="append",
+        default=[],
+        metavar="COLUMN",
+        help="a column of the landing table that orders the events, before event_ts "
+        "(repeatable, compared in the order given)",
+    )
+    events.add_argument(
         "--except-column",
         action="append",
         default=[],
@@ -127,6 +135,8 @@ def _run_change_events(args: argparse.Namespace) -> int:
     both = [name for name in args.except_column if name.lower() in declared]
     if both:
         raise AddError(f"--except-column names a declared --column: {', '.join(both)}")
+    if args.sequence_by and args.debezium:
+        raise AddError("--sequence-by is for feeds of events: a Debezium source has its position")
     source = ChangeEventSource(
         name=args.name,
         keys=args.key,
@@ -137,6 +147,7 @@ def _run_change_events(args: argparse.Namespace) -> int:
         evolve_columns=args.evolve_columns,
         ignore_null_updates=args.ignore_null_updates,
         except_columns=tuple(args.except_column),
+        sequence_by=tuple(args.sequence_by),
         landing_schema=args.landing_schema,
         accept_ambiguous_order=args.accept_ambiguous_order,
     )

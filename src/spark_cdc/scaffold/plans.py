@@ -89,8 +89,9 @@ VERSION_COLUMNS = (
 
 
 def _version_columns(source: ChangeEventSource) -> tuple:
-    """The history's own columns: a Debezium source's versions keep their event's position."""
-    if not source.debezium:
+    """The history's own columns: a Debezium source's versions keep their event's position, as
+    do those of a source ordered by its own columns."""
+    if not source.debezium and not source.sequence_by:
         return VERSION_COLUMNS
     at = [name for name, _ in VERSION_COLUMNS].index("event_seq") + 1
     return (*VERSION_COLUMNS[:at], POSITION_COLUMN, *VERSION_COLUMNS[at:])
@@ -135,6 +136,7 @@ class ChangeEventSource:
     accept_ambiguous_order: bool = False
     ignore_null_updates: bool = False
     except_columns: tuple[str, ...] = ()
+    sequence_by: tuple[str, ...] = ()
 
     def command(self) -> str:
         words = ["change-events", self.name]
@@ -155,6 +157,7 @@ class ChangeEventSource:
         if self.ignore_null_updates:
             words.append("--ignore-null-updates")
         words += [f"--except-column={name}" for name in self.except_columns]
+        words += [f"--sequence-by={name}" for name in self.sequence_by]
         return _command(words)
 
 
@@ -164,6 +167,11 @@ POSITION_COLUMN = (
     "index, pos and row), compared part by part: it orders a key's changes before event_ts.",
 )
 # What the ledger of a Debezium source adds to the feed's columns (change_events.debezium).
+SEQUENCE_POSITION_COLUMN = (
+    "event_position",
+    "The event's sequence_by columns' values, compared part by part: they order a key's "
+    "changes before event_ts.",
+)
 DEBEZIUM_LEDGER_COLUMNS = (
     POSITION_COLUMN,
     (
@@ -206,11 +214,14 @@ def change_event_files(source: ChangeEventSource) -> dict[str, str]:
         if source.debezium
         else [name for name, _ in FEED_COLUMNS[:7]]
         + ["_batch_id", "_ingested_at", "_source_file", "_landing_error", "_raw_record"]
+        + list(source.sequence_by)
     )
     ledger_columns = [
         *FEED_COLUMNS[:7],
         *LEDGER_COLUMNS[:3],
         *(DEBEZIUM_LEDGER_COLUMNS if source.debezium else FEED_COLUMNS[7:8]),
+        *([SEQUENCE_POSITION_COLUMN] if source.sequence_by else []),
+        *((name, "A sequence_by column, as landed.") for name in source.sequence_by),
         ("_raw_record", "The message as delivered." if source.debezium else FEED_COLUMNS[8][1]),
         *LEDGER_COLUMNS[3:],
     ]
@@ -229,6 +240,8 @@ def change_event_files(source: ChangeEventSource) -> dict[str, str]:
         "evolve_columns": source.evolve_columns,
         "ignore_null_updates": source.ignore_null_updates,
         "except_columns_flow": _flow_list(source.except_columns),
+        "sequence_by": source.sequence_by,
+        "sequence_by_flow": _flow_list(source.sequence_by),
         "feed_columns": FEED_COLUMNS,
         "ledger_columns": ledger_columns,
         "version_columns": _version_columns(source),
