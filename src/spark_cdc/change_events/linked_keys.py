@@ -8,8 +8,9 @@ from collections.abc import Iterable
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from spark_cdc.change_events.inheritance import leaves_unchanged
 from spark_cdc.change_events.model import TargetSchema
-from spark_cdc.change_events.resolve import KeyMoves, key_struct, leaves_unchanged, moves_a_key
+from spark_cdc.change_events.resolve import KeyMoves, key_struct, moves_a_key
 
 
 def action_keys(events: DataFrame, schema: TargetSchema) -> DataFrame:
