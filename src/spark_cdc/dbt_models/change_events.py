@@ -21,7 +21,7 @@ from spark_cdc.change_events.debezium.envelope import normalize_debezium
 from spark_cdc.change_events.debezium.types import DebeziumSettings
 from spark_cdc.change_events.evolution import add_missing_columns, columns_in
 from spark_cdc.change_events.history_feed import enable_feed, versions_since
-from spark_cdc.change_events.model import TRUNCATE
+from spark_cdc.change_events.model import CHANGE_TYPE_PADDING, TRUNCATE
 from spark_cdc.change_events.normalize import RAW_RECORD
 from spark_cdc.change_events.pipeline import (
     BATCH,
@@ -87,8 +87,8 @@ def source_config(meta: Mapping[str, Any] | None) -> SourceConfig:
 
 def refuse_truncates(feed: DataFrame, source: str, setting: str = "debezium.truncate") -> None:
     """Fail the run, before it writes, when the new events hold a truncate (its change type
-    trimmed and in any case, as a plain feed's may be spelled)."""
-    kind = F.lower(F.trim(F.col("change_type")))
+    in any case and padding, as normalization reads it)."""
+    kind = F.lower(F.btrim(F.col("change_type"), F.lit(CHANGE_TYPE_PADDING)))
     found = feed.where(kind == TRUNCATE).select(BATCH, "event_ts").first()
     if found is not None:
         raise SettingsError(
