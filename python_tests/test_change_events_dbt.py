@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -213,17 +213,42 @@ def test_a_new_image_column_reaches_history_and_current(spark, dbt, stream, tmp_
     assert spark.table(HISTORY).where("tier is not null").count() == 1
 
 
+def _event_lines(path: Path, events: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(event) + "\n" for event in events), encoding="utf-8")
+    return path
+
+
+def _customer_event(kind: str, at: datetime, seq: int, key: int, name: str) -> dict:
+    """A feed event of customer ``key`` (an insert, or an update of that key)."""
+    return {
+        "change_type": kind,
+        "event_ts": at.isoformat(sep=" "),
+        "event_seq": seq,
+        "column_names": ["id", "name", "amount"],
+        "column_values": [str(key), name, "1"],
+        "old_key_names": None if kind == "insert" else ["id"],
+        "old_key_values": None if kind == "insert" else [str(key)],
+    }
+
+
+def _scoped_passes(spark) -> list[tuple[str, str]]:
+    passes = spark.table(f"{MODULE_SCHEMA}.spark_cdc_scoped_test_passes")
+    return sorted(tuple(row) for row in passes.select("test_id", "tested_relation").collect())
+
+
 def test_the_source_tests_read_what_changed_since_they_last_passed(spark, dbt, tmp_path):
     """The ledger's and the history's data tests read the rows written since they last passed
     (the ledger's new batches, the versions ending at or after the run's earliest new event); a
-    failing test keeps reading its failing rows, through later runs, until they are fixed; a
-    full audit reads every row."""
+    test that fails on rows a landed batch brought keeps reading them, through later runs whose
+    bounds lie above them, until they are fixed; a full audit reads every row. The passes are
+    kept one row per test and tested table."""
     for table in change_event_tables(MODULE_SCHEMA):
         spark.sql(f"drop table if exists {table}")
+    spark.sql(f"drop table if exists {MODULE_SCHEMA}.spark_cdc_scoped_test_passes")
     spec = StreamSpec(
         initial_rows=40,
-        events=800,
-        batches=4,
+        events=600,
+        batches=3,
         duplicate_rate=0.0,
         malformed_rate=0.0,
         late_batch_rate=0.0,
@@ -236,7 +261,7 @@ def test_the_source_tests_read_what_changed_since_they_last_passed(spark, dbt, t
     files = sorted((tmp_path / "batches").glob("batch-*.jsonl"))
     land_batch_files(spark, FEED, files[:2])
     dbt("build", *SELECT)
-    land_batch_files(spark, FEED, files[2:3])
+    land_batch_files(spark, FEED, files[2:])
     dbt("run", *SELECT)
 
     scoped_tests = ("int_change_events__customers_ledger", "change_events__customers_history")
@@ -246,35 +271,60 @@ def test_the_source_tests_read_what_changed_since_they_last_passed(spark, dbt, t
     # with the history's test that no key's order fell back to the fingerprint
     assert len(tests) == 9 and {r.status for r in tests} == {"pass"}
     # The bounds: the third batch, and its earliest event (every event of it is applied).
-    earliest = min(json.loads(line)["event_ts"] for line in files[2].open())
+    events = [json.loads(line) for line in files[2].open()]
+    earliest = min(event["event_ts"] for event in events)
     text = "\n".join(statements)
     assert "`_batch_id` >= 2)" in text and f"`valid_to` >= '{earliest}')" in text
-    # A defect in a row of the first build: a ledger status no rule gives.
-    ledger = f"{MODULE_SCHEMA}.int_change_events__customers_ledger"
-    planted = spark.table(ledger).where("_batch_id = 0").first()
-    fingerprint = planted.event_fingerprint
-    spark.sql(f"update {ledger} set status = 'bogus' where event_fingerprint = '{fingerprint}'")
+    recorded = _scoped_passes(spark)
+    scoped_ids = {
+        t.node.unique_id
+        for t in tests
+        if "__spark_cdc_changed_rows__" in (t.node.config.where or "")
+    }
+    assert len(recorded) == len(set(recorded)) and {r[0] for r in recorded} == scoped_ids, recorded
+
+    # A landed batch brings a defect: a new key's two updates at one position (an ambiguous
+    # order), both closed by the key's next update within the batch.
+    latest = max(_timestamp(event["event_ts"]) for event in events)
+    key, second = 990_001, timedelta(seconds=1)
+    tie = [
+        _customer_event("insert", latest + 10 * second, 1, key, "new"),
+        _customer_event("update", latest + 20 * second, 2, key, "tie-a"),
+        _customer_event("update", latest + 20 * second, 2, key, "tie-b"),
+        _customer_event("update", latest + 30 * second, 3, key, "settled"),
+    ]
+    land_batch_files(spark, FEED, [_event_lines(tmp_path / "batch-tie.jsonl", tie)])
+    dbt("run", *SELECT)
+    ambiguous = spark.table(HISTORY).where("is_ambiguous")
+    assert {(row.id, row.valid_to) for row in ambiguous.collect()} == {
+        (key, latest + 20 * second),
+        (key, latest + 30 * second),
+    }
 
     def failing() -> list[str]:
-        run = dbt("test", "--select", "int_change_events__customers_ledger", expect_success=False)
+        run = dbt("test", "--select", "change_events__customers_history", expect_success=False)
         return sorted(r.node.name for r in run.result.results if r.status == "fail")
 
-    status_test = next(
-        t.node.name for t in tests if "accepted_values" in t.node.name and "status" in t.node.name
+    ambiguity_test = next(
+        t.node.name
+        for t in tests
+        if "accepted_values" in t.node.name and "ambiguous" in t.node.name
     )
-    assert failing() == [status_test]
-    # A later run's write is bounded above the bad row: the failed test still reads it.
-    land_batch_files(spark, FEED, files[3:])
+    assert failing() == [ambiguity_test]
+    # A later batch's run is bounded above the ambiguous versions (they end before its earliest
+    # event): the failed test still reads them, by the bound of the run that wrote them.
+    later = [_customer_event("insert", latest + 60 * second, 4, key + 1, "later")]
+    land_batch_files(spark, FEED, [_event_lines(tmp_path / "batch-later.jsonl", later)])
     dbt("run", *SELECT)
-    assert len(failing()) == 1
-    spark.sql(
-        f"update {ledger} set status = '{planted.status}' where event_fingerprint = '{fingerprint}'"
-    )
+    assert failing() == [ambiguity_test]
+    spark.sql(f"update {HISTORY} set is_ambiguous = false where id = {key}")
     assert failing() == []
-    # Nothing written to the ledger since its tests passed: they read no row.
+    # Nothing written to the history since its tests passed: they read no row.
     again = SqlStatements()
-    dbt("test", "--select", "int_change_events__customers_ledger", callbacks=[again])
+    dbt("test", "--select", "change_events__customers_history", callbacks=[again])
     assert "where false" in "\n".join(again) and ">= " not in "\n".join(again)
+    # Each pass replaced the test's row: still one row per test and tested table.
+    assert _scoped_passes(spark) == recorded
 
     audit = SqlStatements()
     dbt(
@@ -286,6 +336,11 @@ def test_the_source_tests_read_what_changed_since_they_last_passed(spark, dbt, t
         callbacks=[audit],
     )
     assert ">= " not in "\n".join(audit) and "where false" not in "\n".join(audit)
+    # A role that may not write records nothing (and so fails at no run end).
+    version = spark.sql(f"describe history {MODULE_SCHEMA}.spark_cdc_scoped_test_passes").first()
+    dbt("test", "--select", *scoped_tests, "--vars", "{spark_cdc_record_scoped_test_passes: false}")
+    unchanged = spark.sql(f"describe history {MODULE_SCHEMA}.spark_cdc_scoped_test_passes").first()
+    assert unchanged.version == version.version
 
 
 def test_a_tie_with_an_earlier_run_recounts_that_runs_ambiguous_versions(spark, dbt, tmp_path):

@@ -115,30 +115,48 @@
 
 {#- on-run-end: record, for each scoped data test that passed, the table version its rows were
     read at; its next run reads only what changed after it. A failing, warning or erroring test
-    records nothing, so it reads the same rows again (and any changed since). -#}
+    records nothing, so it reads the same rows again (and any changed since). The table keeps one
+    row per test and tested table (a MERGE: it does not grow with the runs). With the var
+    spark_cdc_record_scoped_test_passes false (a role that may not write in the target schema)
+    nothing is recorded: the tests read what changed since the last pass a writing run recorded. -#}
 {% macro record_scoped_test_passes(results) %}
-    {%- if not execute -%}{{ return('') }}{%- endif -%}
-    {%- set rows = [] -%}
+    {%- if not execute or not var('spark_cdc_record_scoped_test_passes', true) -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set newest = {} -%}
     {%- for result in results -%}
         {%- if result.node.resource_type == 'test' and result.status == 'pass' -%}
             {%- set code = result.node.compiled_code or '' -%}
             {%- for mark in modules.re.findall('/\\* spark_cdc_scoped_rows (\\{[^}]*\\}) \\*/', code) -%}
                 {%- set covered = fromjson(mark) -%}
-                {%- do rows.append("('" ~ result.node.unique_id ~ "', '"
-                    ~ (covered['relation'] | replace("'", "''")) ~ "', " ~ covered['version']
-                    ~ ", '" ~ covered['timestamp'] ~ "', '" ~ invocation_id
-                    ~ "', current_timestamp())") -%}
+                {%- set key = (result.node.unique_id, covered['relation']) -%}
+                {%- if key not in newest or newest[key]['version'] < covered['version'] -%}
+                    {%- do newest.update({key: covered}) -%}
+                {%- endif -%}
             {%- endfor -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- if rows -%}
+    {%- if newest -%}
+        {%- set rows = [] -%}
+        {%- for key, covered in newest.items() | sort -%}
+            {%- do rows.append("('" ~ key[0] ~ "', '" ~ (key[1] | replace("'", "''")) ~ "', "
+                ~ covered['version'] ~ ", '" ~ covered['timestamp'] ~ "', '" ~ invocation_id
+                ~ "', current_timestamp())") -%}
+        {%- endfor -%}
         {%- set passes = spark_cdc.scoped_test_passes_relation() -%}
         {%- do run_query(
             'create table if not exists ' ~ passes ~ ' (test_id string, tested_relation string, '
             ~ 'table_version bigint, version_timestamp string, invocation_id string, '
             ~ 'recorded_at timestamp) using delta'
         ) -%}
-        {%- do run_query('insert into ' ~ passes ~ ' values ' ~ rows | join(', ')) -%}
+        {%- do run_query(
+            'merge into ' ~ passes ~ ' as recorded using (select * from values '
+            ~ rows | join(', ') ~ ' as passed(test_id, tested_relation, table_version, '
+            ~ 'version_timestamp, invocation_id, recorded_at)) as passed '
+            ~ 'on recorded.test_id = passed.test_id '
+            ~ 'and recorded.tested_relation = passed.tested_relation '
+            ~ 'when matched then update set * when not matched then insert *'
+        ) -%}
     {%- endif -%}
     {{ return('') }}
 {% endmacro %}
