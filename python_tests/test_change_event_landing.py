@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
@@ -105,6 +106,36 @@ def test_a_landing_after_a_delete_or_restore_takes_batch_ids_never_used(spark, t
     assert main(land) == 0, capsys.readouterr().err
     assert "landed 1 batches as _batch_id 4-4" in capsys.readouterr().out
     assert sorted(_batch_counts(spark, table)) == [0, 1, 4]
+
+
+def test_a_batch_id_stays_used_after_the_log_forgets_its_landing(spark, tmp_path, capsys):
+    """Delta's log clean-up removes old commits (and the batch ids their userMetadata holds) once
+    a checkpoint follows them: a batch whose rows were deleted keeps its id, which the table's
+    property records, so the next landing does not give it again."""
+    write_stream(StreamSpec(initial_rows=0, events=30, batches=2), tmp_path, False)
+    table = "landing_test.log_cleaned"
+    spark.sql(f"drop table if exists {table}")
+    land = ["land-change-events", str(tmp_path), "--table", table]
+    assert main([*land, "--batches", ":1"]) == 0
+    assert main(land) == 0
+    spark.sql(f"alter table {table} set tblproperties ('delta.checkpointInterval' = '1')")
+    spark.sql(f"delete from {table} where _batch_id = 1")  # this commit writes a checkpoint
+    checkpoint = _version(spark, table)
+    # What the clean-up leaves: the commits from the checkpoint's on.
+    location = spark.sql(f"describe detail {table}").first()["location"]
+    log = Path(location.removeprefix("file:")) / "_delta_log"
+    assert (log / f"{checkpoint:020d}.checkpoint.parquet").is_file()
+    for commit in log.glob("*.json"):
+        if int(commit.stem) < checkpoint:
+            commit.unlink()
+    assert all(
+        "spark_cdc_last_batch" not in str(row)
+        for row in spark.sql(f"describe history {table}").collect()
+    )
+    (tmp_path / "batches" / "batch-00001.jsonl").rename(tmp_path / "batches" / "batch-00009.jsonl")
+    capsys.readouterr()
+    assert main(land) == 0, capsys.readouterr().err
+    assert "landed 1 batches as _batch_id 2-2" in capsys.readouterr().out
 
 
 def _version(spark, table: str) -> int:

@@ -104,6 +104,8 @@ landing creates it before this one reads it again."""
 LANDING_KEY = "spark_cdc_landing"
 LAST_BATCH_KEY = "spark_cdc_last_batch"
 """The key of a landing commit's ``userMetadata`` that holds the last batch id it landed."""
+LAST_BATCH_PROPERTY = "spark_cdc.last_batch_id"
+"""The table property that holds the last batch id landed (set after each landing commit)."""
 _RECENT_COMMITS = 100
 # What Delta's error says when a concurrent commit changed the table's metadata (created it).
 METADATA_CHANGED = ("DELTA_METADATA_CHANGED", "MetadataChangedException")
@@ -119,8 +121,22 @@ def next_batch_id(spark: SparkSession, table: str, version: int | None = None) -
         return 0
     held = table_as_of(spark, table, version).agg(F.max(BATCH)).first()[0]
     landed = last_landed_batch(spark, table, version)
-    known = [number for number in (held, landed) if number is not None]
+    recorded = recorded_last_batch(spark, table, version)
+    known = [number for number in (held, landed, recorded) if number is not None]
     return max(known) + 1 if known else 0
+
+
+def recorded_last_batch(spark: SparkSession, table: str, version: int | None = None) -> int | None:
+    """The last batch id the table's property ``LAST_BATCH_PROPERTY`` records, as of ``version``
+    (None when the table moved past ``version`` since: the property may then be newer). Unlike
+    the landing commits' ``userMetadata``, a table property survives Delta's log clean-up (the
+    checkpoint keeps it), so a batch id stays used when its rows are deleted and its landing
+    commit has left the log."""
+    rows = spark.sql(f"show tblproperties {table} ('{LAST_BATCH_PROPERTY}')").collect()
+    if version is not None and latest_version(spark, table) != version:
+        return None
+    value = rows[0]["value"] if rows else ""
+    return int(value) if value.strip().isdigit() else None
 
 
 def last_landed_batch(spark: SparkSession, table: str, version: int | None = None) -> int | None:
@@ -293,6 +309,16 @@ def append_batches(
     # Delta skips, without an error, a load whose number another landing committed first.
     if not _committed(spark, table, receipt):
         raise _conflict(table)
+    _record_last_batch(spark, table, last)
+
+
+def _record_last_batch(spark: SparkSession, table: str, last: int) -> None:
+    """Set the table's ``LAST_BATCH_PROPERTY`` to ``last`` unless it records a later one. A
+    landing killed before this keeps its number in its commit's ``userMetadata``, which the next
+    landing reads and records in turn."""
+    recorded = recorded_last_batch(spark, table)
+    if recorded is None or recorded < last:
+        spark.sql(f"alter table {table} set tblproperties ('{LAST_BATCH_PROPERTY}' = '{last}')")
 
 
 def _committed(spark: SparkSession, table: str, receipt: str) -> bool:
