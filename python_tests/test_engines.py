@@ -92,6 +92,43 @@ def test_a_warm_up_drops_the_scratch_schema_a_killed_one_left(connect_engine):
     assert not (folder / "warmup").exists()
 
 
+KEEP_THEN_DIE = (
+    "import os, signal, sys\nfrom pyspark.sql import SparkSession\n"
+    "from spark_cdc.core.cache_slots import keep\n"
+    "spark = SparkSession.builder.remote(sys.argv[1]).create()\n"
+    "frame = keep(spark.range(0, 5000, 1, 2).selectExpr('id * 7919 as probe'), 'test.probe')\n"
+    "print(frame.count(), flush=True)\n"
+    "os.kill(os.getpid(), signal.SIGKILL)\n"
+)
+PROBE = (
+    "import json, sys\nfrom pyspark.sql import SparkSession\n"
+    "spark = SparkSession.builder.remote(sys.argv[1]).create()\n"
+    "level = spark.range(0, 5000, 1, 2).selectExpr('id * 7919 as probe').storageLevel\n"
+    "print(json.dumps(level.useMemory or level.useDisk))\nspark.stop()\n"
+)
+
+
+def test_what_a_killed_client_cached_is_released_by_the_next_run(connect_engine, tmp_path):
+    """A client killed while it holds a cached frame leaves it in the engine's shared cache; the
+    next dbt run on the engine releases it."""
+    home, state = connect_engine
+    url = engine.Engine(home).url(state["port"])
+
+    def cached() -> bool:
+        done = run_command([sys.executable, "-c", PROBE, url], command_env(home), timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    killed = run_command([sys.executable, "-c", KEEP_THEN_DIE, url], command_env(home), timeout=120)
+    assert killed.returncode == -9 and killed.stdout.strip() == "5000", killed.stderr[-2000:]
+    assert cached()
+    env = command_env(home, SPARK_CDC_TARGET="engine")
+    command = ["dbt", "debug"]
+    debug = run_command(command, env, cwd=PROJECT_DIR, timeout=300)
+    assert debug.returncode == 0, debug.stdout[-3000:]
+    assert not cached()
+
+
 def test_the_engine_suite_on_the_warm_connect_engine(connect_engine):
     home, _ = connect_engine
     result = run_engine_suite("connect", home, SPARK_CDC_TARGET="engine")
@@ -167,9 +204,11 @@ def test_the_readme_engine_commands_as_written(tmp_path):
     env = command_env(
         tmp_path / "home", drop=("SPARK_CDC_", "PYTEST_CURRENT_TEST"), profiles=project / "profiles"
     )
+    env["SPARK_CDC_PROGRESS_SECONDS"] = "3"  # the start says what it does, every 3 s
     done = run_command(["bash", "-e", "-c", block], env, cwd=project, timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "connect engine started: sc://localhost:" in done.stdout
+    assert "spark_cdc: the connect engine is starting: " in done.stderr, done.stderr[-2000:]
     assert "Completed successfully" in done.stdout
     assert "connect engine: running at" in done.stdout and "connect engine stopped" in done.stdout
     assert engine.status(tmp_path / "home") is None

@@ -581,3 +581,43 @@ def test_dbt_is_deleted_is_written_in_the_tables_own_type(stored, written):
         macros.snapshot_deleted_flag(False, target),
     )
     assert flags == written
+
+
+class _PartsRelation(SimpleNamespace):
+    def __str__(self) -> str:
+        return f"{self.schema}.{self.identifier}" if self.schema else self.identifier
+
+
+def _relation_api() -> SimpleNamespace:
+    return SimpleNamespace(Relation=SimpleNamespace(create=lambda **parts: _PartsRelation(**parts)))
+
+
+@pytest.mark.parametrize("adapter_type", ["sparkcdc", "spark"])
+def test_the_cached_changes_are_global_views_named_after_the_process_on_an_engine(adapter_type):
+    """On a Spark Connect engine of the sparkcdc adapter the cached relations are global
+    temporary views under the name the adapter gives (the dbt process's, which the engine's next
+    client drops once that process is gone); elsewhere, temporary views of the session."""
+    asked = []
+
+    def shared_cache_view(key: str) -> str:
+        asked.append(key)
+        return "spark_cdc_cache_0a1b2c3d_41_1700000000_5e6f"
+
+    adapter = SimpleNamespace(type=lambda: adapter_type, shared_cache_view=shared_cache_view)
+    macros = Macros(
+        CACHED,
+        invocation_id="3f2a9c1e-0000-4000-8000-000000000000",
+        extra={"adapter": adapter, "api": _relation_api()},
+    )
+    target = _PartsRelation(schema="s", identifier="snap")
+    relation = macros.snapshot_cached_changes_relation(target, "keys")
+    statement = macros.snapshot_cached_view_statement(relation)
+    if adapter_type == "sparkcdc":
+        assert str(relation) == "global_temp.spark_cdc_cache_0a1b2c3d_41_1700000000_5e6f"
+        assert asked == ["s.snap/snap__dbt_keys_3f2a9c1e00004000"]
+        assert statement == (
+            "create or replace global temporary view spark_cdc_cache_0a1b2c3d_41_1700000000_5e6f as"
+        )
+    else:
+        assert str(relation) == "snap__dbt_keys_3f2a9c1e00004000" and not asked
+        assert statement == "create or replace temporary view snap__dbt_keys_3f2a9c1e00004000 as"

@@ -15,12 +15,50 @@
 
 {#- This invocation's cached relations: temporary views `<snapshot>__dbt_<part>_<id>` of the
     session (part `keys`: stage 1, the changed keys; `changes`: stage 2, the change rows the MERGE
-    reads), one per snapshot and invocation, so that two snapshots (or two runs) never share one. -#}
+    reads), one per snapshot and invocation, so that two snapshots (or two runs) never share one.
+    On a Spark Connect engine of the sparkcdc adapter they are global temporary views named after
+    the dbt process (adapter.shared_cache_view), which the engine's next client drops if that
+    process is killed before it does. -#}
 {% macro snapshot_cached_changes_relation(target_relation, part='changes') %}
     {%- set run_suffix = (invocation_id | replace('-', ''))[:16] -%}
-    {{ return(api.Relation.create(
-        identifier=target_relation.identifier ~ '__dbt_' ~ part ~ '_' ~ run_suffix,
-        schema=none, database=none, type='view')) }}
+    {%- set identifier = target_relation.identifier ~ '__dbt_' ~ part ~ '_' ~ run_suffix -%}
+    {%- set shared = adapter.shared_cache_view(target_relation ~ '/' ~ identifier)
+        if adapter.type() == 'sparkcdc' else none -%}
+    {%- if shared -%}
+        {{ return(api.Relation.create(
+            identifier=shared, schema='global_temp', database=none, type='view')) }}
+    {%- endif -%}
+    {{ return(api.Relation.create(identifier=identifier, schema=none, database=none, type='view')) }}
+{% endmacro %}
+
+
+{#- The statement that makes `relation` (snapshot_cached_changes_relation) a view of the query
+    that follows it: a global one when the relation is in global_temp. -#}
+{% macro snapshot_cached_view_statement(relation) %}
+    {%- if relation.schema == 'global_temp' -%}
+        {{ return('create or replace global temporary view ' ~ relation.identifier ~ ' as') }}
+    {%- endif -%}
+    {{ return('create or replace temporary view ' ~ relation ~ ' as') }}
+{% endmacro %}
+
+
+{#- Cache `relation` as the result of `query` now (eager): `cache table ... as` for a temporary
+    view; a global one is created, then cached. -#}
+{% macro snapshot_cache_relation_as(name, relation, query) %}
+    {%- if relation.schema == 'global_temp' -%}
+        {%- call statement(name ~ '_view') -%}
+            {{ spark_cdc.snapshot_cached_view_statement(relation) }}
+            {{ query }}
+        {%- endcall -%}
+        {%- call statement(name) -%}
+            cache table {{ relation }}
+        {%- endcall -%}
+    {%- else -%}
+        {%- call statement(name) -%}
+            cache table {{ relation }} as
+            {{ query }}
+        {%- endcall -%}
+    {%- endif -%}
 {% endmacro %}
 
 
@@ -115,8 +153,9 @@
 {#- A run with nothing to change: its cached changes are an empty relation, so the MERGE macro
     finds no change and runs no MERGE. -#}
 {% macro snapshot_cache_no_changes(target_relation) %}
+    {%- set changes = spark_cdc.snapshot_cached_changes_relation(target_relation) -%}
     {%- call statement('snapshot_no_changes') -%}
-        create or replace temporary view {{ spark_cdc.snapshot_cached_changes_relation(target_relation) }} as
+        {{ spark_cdc.snapshot_cached_view_statement(changes) }}
         select 'insert' as dbt_change_type where false
     {%- endcall -%}
 {% endmacro %}
@@ -146,11 +185,9 @@
     {%- set version = spark_cdc.snapshot_table_version(target_relation) -%}
     {%- set keys = spark_cdc.snapshot_cached_changes_relation(target_relation, 'keys') -%}
     {%- set check_keys = config.get('snapshot_check_unique_keys', true) -%}
-    {%- call statement('snapshot_cache_changed_keys') -%}
-        cache table {{ keys }} as
-        {{ spark_cdc.snapshot_changed_keys_sql(
-            strategy, source_sql, target_relation, plan, version, check_keys) }}
-    {%- endcall -%}
+    {%- do spark_cdc.snapshot_cache_relation_as('snapshot_cache_changed_keys', keys,
+        spark_cdc.snapshot_changed_keys_sql(
+            strategy, source_sql, target_relation, plan, version, check_keys)) -%}
     {%- set summary = run_query(
         'select count(*), count_if(' ~ plan.has_source ~ '), count_if(not ' ~ plan.has_open ~ '), '
         ~ 'cast(min(case when not ' ~ plan.has_open ~ ' then source_data.' ~ plan.columns.dbt_updated_at
@@ -184,11 +221,10 @@
         {%- set find_last_closed = found.without_open > 0 and found.closed_since is not none -%}
         {%- set closed_since = found.closed_since -%}
     {%- endif -%}
-    {%- call statement('snapshot_cache_changes') -%}
-        cache table {{ spark_cdc.snapshot_cached_changes_relation(target_relation) }} as
-        {{ spark_cdc.snapshot_change_rows_sql(
-            strategy, target_relation, plan, found['keys'], found.version, find_last_closed, closed_since) }}
-    {%- endcall -%}
+    {%- do spark_cdc.snapshot_cache_relation_as('snapshot_cache_changes',
+        spark_cdc.snapshot_cached_changes_relation(target_relation),
+        spark_cdc.snapshot_change_rows_sql(
+            strategy, target_relation, plan, found['keys'], found.version, find_last_closed, closed_since)) -%}
 {% endmacro %}
 
 

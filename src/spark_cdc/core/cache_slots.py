@@ -5,25 +5,48 @@ they cannot unpersist what they cached; a slot bounds that cache to one frame pe
 Slots live in a scope: the dbt adapter runs each Python model in a scope of its own (named after
 the model and the run) and releases it when the node ends, so models running side by side
 (``threads: 4``) never release or reuse each other's frames. Outside a scope (library calls,
-benchmarks) slots are shared by the process.
+benchmarks) slots are shared by the process. On a Spark Connect engine a frame is cached under
+a view named after this process (:mod:`spark_cdc.core.shared_caches`), which the next client
+releases if this process is killed first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
-_SLOTS: dict[tuple[str, str], DataFrame] = {}
+from spark_cdc.core.shared_caches import cache_shared, is_connect, release_shared
+
+
+@dataclass(frozen=True)
+class _Held:
+    """A cached frame and, on a Spark Connect engine, the name of the view that caches it."""
+
+    frame: DataFrame
+    view: str | None = None
+
+    def unpersist(self) -> None:
+        if self.view is None:
+            self.frame.unpersist()
+            return
+        # A session stopped (Ctrl-C) releases nothing: a later client releases the view.
+        with contextlib.suppress(Exception):
+            release_shared(self.frame, self.view)
+
+
+_SLOTS: dict[tuple[str, str], _Held] = {}
 _LOCK = threading.Lock()
 _SCOPE: ContextVar[str] = ContextVar("spark_cdc_cache_scope", default="")
 
 
-def _take(key: tuple[str, str]) -> DataFrame | None:
+def _take(key: tuple[str, str]) -> _Held | None:
     with _LOCK:
         return _SLOTS.pop(key, None)
 
@@ -36,9 +59,13 @@ def keep(frame: DataFrame, slot: str) -> DataFrame:
     previous = _take(key)
     if previous is not None:
         previous.unpersist()
-    persisted = frame.persist(StorageLevel.MEMORY_AND_DISK_DESER)
+    if is_connect(frame):
+        frame, view = cache_shared(frame, "MEMORY_AND_DISK")  # deserialized, in Scala
+        held = _Held(frame, view)
+    else:
+        held = _Held(frame.persist(StorageLevel.MEMORY_AND_DISK_DESER))
     with _LOCK:
-        _SLOTS[key] = persisted
+        _SLOTS[key] = held
     return frame
 
 

@@ -10,6 +10,7 @@ settings. Tables, the metastore and cached data are shared.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -48,6 +49,7 @@ def connection_session(root: Any, server_side_parameters: Mapping[str, str]) -> 
 
         # Built directly: Builder.create() would also make it the process's default session.
         session = ConnectSession(connection=root.client._builder)
+        release_killed_clients_caches(root)
     for key, value in server_side_parameters.items():
         try:
             session.conf.set(key, value)
@@ -59,6 +61,29 @@ def connection_session(root: Any, server_side_parameters: Mapping[str, str]) -> 
                 f"server_side_parameters: {key} = {value!r} was refused by Spark: {error}"
             ) from error
     return session
+
+
+_SWEPT = "_spark_cdc_swept_killed_clients"
+_SWEPT_LOCK = threading.Lock()
+
+
+def release_killed_clients_caches(root: Any) -> None:
+    """Once per engine session of this process: release what clients of this host that were
+    killed before releasing it left cached on the engine (spark_cdc.core.shared_caches)."""
+    from spark_cdc.core.shared_caches import release_dead_owners
+
+    with _SWEPT_LOCK:  # marked on the session object (an id may be reused by a later one)
+        if getattr(root, _SWEPT, False):
+            return
+        with contextlib.suppress(AttributeError):
+            setattr(root, _SWEPT, True)
+    try:
+        released = release_dead_owners(root)
+    except Exception as error:  # an engine without global temporary views holds none of them
+        logger.debug(f"release killed clients' caches: {error}")
+        return
+    if released:
+        logger.debug(f"released {len(released)} cached frame(s) of killed clients")
 
 
 def _is_fixed_at_start(error: Exception) -> bool:
@@ -175,6 +200,7 @@ class BoundSessionConnectionWrapper(SessionConnectionWrapper):
     def __init__(self, session: Any) -> None:
         super().__init__(BoundHandle(session))  # type: ignore[arg-type]
         self._held: list[tuple[str, Any]] = []
+        self._views: list[str] = []
 
     @property
     def session(self) -> Any:
@@ -188,6 +214,11 @@ class BoundSessionConnectionWrapper(SessionConnectionWrapper):
     def hold(self, scope: str, keep_alive: Any) -> None:
         """Keep a Python model's cache scope and objects until the connection closes."""
         self._held.append((scope, keep_alive))
+
+    def hold_view(self, name: str) -> None:
+        """Drop the global temporary view ``name`` (and its cache) when the connection closes."""
+        if name not in self._views:
+            self._views.append(name)
 
     def cancel(self) -> None:
         """Stop what this connection's session runs on the engine now (dbt calls it on every
@@ -215,6 +246,10 @@ class BoundSessionConnectionWrapper(SessionConnectionWrapper):
         held, self._held = self._held, []
         for scope, _ in held:
             release_scope(scope)
+        views, self._views = self._views, []
+        for view in views:  # a run's post-hook dropped them unless it failed first
+            with contextlib.suppress(Exception):
+                self.session.catalog.dropGlobalTempView(view)
         release_cached_views(self.session)
         if not hasattr(self.session, "_jsparkSession"):
             with contextlib.suppress(Exception):

@@ -60,6 +60,26 @@ class SparkcdcAdapter(SparkAdapter):
 
         return spark_location(location)
 
+    @available
+    def shared_cache_view(self, key: str) -> str | None:
+        """On a Spark Connect engine, the name of a global temporary view, one per ``key``, for
+        a relation the run caches (spark_cdc.core.shared_caches): dropped when the connection
+        closes, or by a later client once this process is gone. None elsewhere (a temporary
+        view of the session is released with it)."""
+        handle = self.connections.get_thread_connection().handle
+        session = getattr(handle, "session", None)
+        if (
+            session is None
+            or hasattr(session, "_jsparkSession")
+            or not hasattr(handle, "hold_view")
+        ):
+            return None
+        from spark_cdc.core.shared_caches import shared_view_name
+
+        name = shared_view_name(key)
+        handle.hold_view(name)
+        return name
+
     def submit_python_job(self, parsed_model: dict, compiled_code: str) -> Any:
         """Run the model on its dbt connection's session (see python_submissions)."""
         handle = self.connections.get_thread_connection().handle
