@@ -54,7 +54,17 @@ def test_land_change_events_appends_batches_in_ingestion_order(spark, tmp_path, 
     counts = {r[0]: r[1] for r in spark.table(table).groupBy("_batch_id").count().collect()}
     assert sorted(counts) == [0, 1, 2, 3] and sum(counts.values()) == manifest["events"]
     assert spark.table(initial).count() == 5
-    assert "as _batch_id 1-3" in capsys.readouterr().out
+    said = capsys.readouterr()
+    assert "as _batch_id 1-3" in said.out
+    # What each long step does, on stderr (the results stay alone on stdout).
+    steps = [line for line in said.err.splitlines() if line.startswith("spark-cdc: ")]
+    assert steps == [
+        "spark-cdc: starting Spark (target local) ...",
+        f"spark-cdc: landing the existing rows into {initial} ...",
+        f"spark-cdc: landing 1 batch files into {table} ...",
+        "spark-cdc: starting Spark (target local) ...",
+        f"spark-cdc: landing 3 batch files into {table} ...",
+    ], said.err
 
 
 def _lines(path) -> int:

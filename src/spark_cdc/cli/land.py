@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from spark_cdc.cli.options import add_kafka_options, kafka_source
+from spark_cdc.cli.working import started_session
 from spark_cdc.core.kafka_records import KafkaSource
+from spark_cdc.core.progress_lines import step
 from spark_cdc.generators.extracts import GeneratorError
 
 
@@ -91,7 +93,6 @@ def _run_land(args: argparse.Namespace) -> int:
         land_debezium_files,
         land_initial_rows,
     )
-    from spark_cdc.targets import session_for
 
     kafka = kafka_source(args)
     if kafka is not None:
@@ -101,12 +102,16 @@ def _run_land(args: argparse.Namespace) -> int:
     stream = args.stream.resolve()  # Spark resolves relative paths from its own directory
     files = _selected_batch_files(stream, args.batches)
     schema = _initial_schema(args)
-    spark = session_for()
+    spark = started_session()
     if args.initial_table:
-        rows = land_initial_rows(spark, args.initial_table, stream / "initial_state.jsonl", schema)
+        with step(f"landing the existing rows into {args.initial_table}"):
+            rows = land_initial_rows(
+                spark, args.initial_table, stream / "initial_state.jsonl", schema
+            )
         print(f"{args.initial_table}: {rows} existing rows")
     land = land_debezium_files if args.debezium else land_batch_files
-    landing = land(spark, args.table, files)
+    with step(f"landing {len(files)} batch files into {args.table}"):
+        landing = land(spark, args.table, files)
     if landing.skipped:
         taken = ", ".join(
             f"{Path(name).name} (_batch_id {batch})" for name, batch in landing.skipped.items()
@@ -120,12 +125,11 @@ def _land_from_kafka(args: argparse.Namespace, kafka: KafkaSource) -> int:
     from spark_cdc.schema_drift.stream import check_server_python, is_connect
     from spark_cdc.session.jars import fetch_kafka_jars
     from spark_cdc.session.runtime import default_home
-    from spark_cdc.targets import session_for
 
     if args.stream is not None or args.initial_table or args.batches:
         raise GeneratorError("a Kafka source lands records, not STREAM's files: leave STREAM out")
     fetch_kafka_jars()  # before the session starts: it loads them when they are there
-    spark = session_for()
+    spark = started_session()
     if is_connect(spark):
         check_server_python(spark)  # each micro-batch lands in the server's Python
     name = args.table.replace("`", "").lower()

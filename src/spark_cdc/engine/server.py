@@ -36,6 +36,7 @@ from typing import Any
 
 import psutil
 
+from spark_cdc.core.progress_lines import interval as progress_interval
 from spark_cdc.engine.warmup import warmup_rounds
 from spark_cdc.session.class_archive import add_to_driver_options
 from spark_cdc.session.engine_state import (
@@ -184,6 +185,13 @@ def server_command(engine: Engine, port: int, master: str = DEFAULT_MASTER) -> l
     return command
 
 
+WARM_UP_UNFINISHED = "spark_cdc engine warm-up did not finish"
+WARM_UP_UNFINISHED_MEANS = (
+    "the engine's warm-up did not finish within its 180 s (a busy machine): the engine is "
+    "ready; your first commands of each kind run without its head start, a few seconds slower"
+)
+
+
 def _die_with_parent() -> None:
     """In the server's process: receive SIGTERM when the supervisor dies, however it dies."""
     import ctypes
@@ -290,7 +298,7 @@ def _warm_up(
     if client.poll() is None:
         client.kill()
     if client.wait() != 0:
-        log.write(b"spark_cdc engine warm-up did not finish (the engine is usable)\n")
+        log.write(f"{WARM_UP_UNFINISHED} (the engine is usable)\n".encode())
         log.flush()
 
 
@@ -343,6 +351,7 @@ def _spawn(
             file=sys.stderr,
             flush=True,
         )
+    log_start = engine.log_file.stat().st_size if engine.log_file.exists() else 0
     supervisor = subprocess.Popen(
         supervisor_command(engine, port, idle_timeout),
         stdin=subprocess.DEVNULL,
@@ -350,7 +359,8 @@ def _spawn(
         stderr=engine.log_file.open("ab"),
         start_new_session=True,
     )
-    deadline = time.monotonic() + wait
+    started = time.monotonic()
+    deadline, said = started + wait, started
     while time.monotonic() < deadline:
         if supervisor.poll() is not None:
             raise EngineError(
@@ -359,7 +369,21 @@ def _spawn(
             )
         state = engine.state()
         if state is not None:
+            if WARM_UP_UNFINISHED in _log_text(engine.log_file, log_start):
+                print(f"spark_cdc: {WARM_UP_UNFINISHED_MEANS}", file=sys.stderr, flush=True)
             return state
+        if time.monotonic() - said >= progress_interval():
+            said = time.monotonic()
+            doing = (
+                "Spark answers; warming up (a first query of each kind, so that yours start fast)"
+                if _port_open(port)
+                else "starting Spark's server"
+            )
+            print(
+                f"spark_cdc: the {kind} engine is starting: {doing} ({said - started:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
         time.sleep(0.5)
     supervisor.terminate()
     raise EngineError(
@@ -379,6 +403,16 @@ def supervisor_command(engine: Engine, port: int, idle_timeout: float) -> list[s
         str(port),
         str(idle_timeout),
     ]
+
+
+def _log_text(path: Path, start: int = 0) -> str:
+    """The log's text from byte ``start`` on (what this start of the engine wrote)."""
+    try:
+        with path.open("rb") as log:
+            log.seek(start)
+            return log.read().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def _log_tail(path: Path, lines: int = 15) -> str:
