@@ -7,7 +7,10 @@ everything runs from the installed package on the low end of every range.
 
 Then again with the team's dbt at 1.12.0 (the walk's one line that installs the team's dbt
 names 1.12.0 and the parser wheel it installs with; the rest as pip resolves it): the
-wheel keeps that dbt too, and the walk runs on dbt 1.12's behaviour flags."""
+wheel keeps that dbt too, and the walk runs on dbt 1.12's behaviour flags.
+
+On the warm engine, the schema-drift stream runs beside a build of the same feed with the team's
+own profile; both end with rc 0, and every landed line is taken in once."""
 
 from __future__ import annotations
 
@@ -110,6 +113,14 @@ def test_the_consumer_walk_runs_as_written(tmp_path, teams_dbt):
     expected = (team / "data" / "accounts" / "expected_state.jsonl").read_text().splitlines()
     live = re.search(r"^live_accounts\n(\d+)$", done.stdout, re.MULTILINE)
     assert live and int(live.group(1)) == len(expected) > 0, done.stdout[-2000:]
+    # The stream and a build of the feed at once on the engine (the stream's own dbt runs on the
+    # command's target and the team's profile): every landed line reached bronze once, and each
+    # is in a silver table or the quarantine, once.
+    landed = team / ".spark_cdc" / "landing" / "schema_drift" / "telemetry"
+    lines = sum(1 for path in landed.glob("batch_*/*.jsonl") for _ in path.open())
+    assert lines == 500, lines
+    counts = done.stdout[done.stdout.index("bronze,silver_or_quarantined") :].splitlines()
+    assert counts[1] == f"{lines},{lines}", counts[:2]
     # The team's own snapshot, on Delta, keeps the seed's decimal(12,2) prices; both rows open.
     snapshot = done.stdout[done.stdout.index("plan_id,price,dbt_valid_to") :]
     assert snapshot.splitlines()[1:3] == ["1,19.90,", "2,5.00,"], snapshot[:300]
