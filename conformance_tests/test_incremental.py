@@ -8,9 +8,11 @@ from dbt.tests.adapter.incremental.test_incremental_merge_exclude_columns import
 )
 from dbt.tests.adapter.incremental.test_incremental_on_schema_change import (
     BaseIncrementalOnSchemaChange,
+    BaseIncrementalOnSchemaChangeSetup,
 )
 from dbt.tests.adapter.incremental.test_incremental_predicates import BaseIncrementalPredicates
 from dbt.tests.adapter.incremental.test_incremental_unique_id import BaseIncrementalUniqueKey
+from dbt.tests.util import run_dbt
 
 # dbt-spark's incremental default is append (it has no unique key): the classes that update
 # rows by key run the merge strategy, as dbt-spark's own functional tests set them.
@@ -36,11 +38,9 @@ class TestMergeExcludeColumnsWithPackage(BaseMergeExcludeColumns):
 
 
 # Delta drops a column only from a table with column mapping (a protocol upgrade its readers
-# must support); dbt-spark refuses sync_all_columns' drop with a compilation error instead.
-DELTA_DROPS_NO_COLUMN = pytest.mark.skip(
-    reason="Delta cannot drop a column without column mapping: dbt-spark stops "
-    "sync_all_columns with 'Delta Lake does not support dropping columns from tables'"
-)
+# must support): sync_all_columns, which would drop the columns the model no longer selects,
+# stops with dbt-spark's compilation error instead, as dbt-spark's TestDeltaOnSchemaChange asserts.
+DELTA_DROPS_NO_COLUMN = "Compilation Error"
 
 
 class TestIncrementalOnSchemaChangeWithPackage(BaseIncrementalOnSchemaChange):
@@ -50,9 +50,12 @@ class TestIncrementalOnSchemaChangeWithPackage(BaseIncrementalOnSchemaChange):
     def project_config_update(self) -> dict:
         return {"models": {"+incremental_strategy": "merge", "+unique_key": "id"}}
 
-    @DELTA_DROPS_NO_COLUMN
     def test_run_incremental_sync_all_columns(self, project) -> None:
-        super().test_run_incremental_sync_all_columns(project)
+        for model in ("incremental_sync_all_columns", "incremental_sync_remove_only"):
+            select = f"model_a {model} {model}_target"
+            run_dbt(["run", "--models", select, "--full-refresh"])
+            second = run_dbt(["run", "--models", select], expect_pass=False)
+            assert DELTA_DROPS_NO_COLUMN in second[1].message, second[1].message
 
 
 class TestIncrementalOnSchemaChange(TestIncrementalOnSchemaChangeWithPackage):
@@ -104,4 +107,31 @@ class TestIncrementalPredicatesMerge(BaseIncrementalPredicates):
 
 
 class TestIncrementalPredicatesMergeWithPackage(TestIncrementalPredicatesMerge):
+    spark_cdc_package = True
+
+
+class TestAppendOnSchemaChange(BaseIncrementalOnSchemaChangeSetup):
+    """The append strategy (dbt-spark's incremental default) with on_schema_change ignore and
+    fail (dbt-spark's TestAppendOnSchemaChange)."""
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self) -> dict:
+        return {"models": {"+incremental_strategy": "append"}}
+
+    def test_run_incremental_ignore(self, project) -> None:
+        self.run_twice_and_assert(
+            "model_a incremental_ignore incremental_ignore_target",
+            "incremental_ignore",
+            "incremental_ignore_target",
+            project,
+        )
+
+    def test_run_incremental_fail_on_schema_change(self, project) -> None:
+        select = "model_a incremental_fail"
+        run_dbt(["run", "--models", select, "--full-refresh"])
+        second = run_dbt(["run", "--models", select], expect_pass=False)
+        assert "Compilation Error" in second[1].message
+
+
+class TestAppendOnSchemaChangeWithPackage(TestAppendOnSchemaChange):
     spark_cdc_package = True
