@@ -259,6 +259,7 @@ def change_events_case(
     pipeline_increment["wrong_rows"] = _wrong_rows(case, "delta_peer.current")
     test, test_app = case.measured(dbt, "test", "--select", *CHANGE_EVENT_MODELS)
     tests = per_model(case.project, test_app)
+    idle = _run_without_new_events(case)
     floor = _floor(case, batches)
     equal = _equals_a_full_refresh(case)
     print(
@@ -277,11 +278,25 @@ def change_events_case(
         "increment_models": models,
         "test": test,
         "tests": tests,
+        "no_new_events": idle,
         "floor": floor,
         "dbt_native_peer": {"full_build": peer_full, "increment": peer_increment},
         "delta_pipeline_peer": {"full_build": pipeline_full, "increment": pipeline_increment},
         "equals_full_refresh": equal,
     }
+
+
+def _run_without_new_events(case: Case) -> dict:
+    """A run after the increment with nothing landed since: its jobs and reads, by model, and
+    the tables it wrote (by their Delta versions; none is the goal)."""
+    before = _digests(case)
+    idle, app = case.measured(str(BIN / "dbt"), "run", "--select", *CHANGE_EVENT_MODELS)
+    idle["models"] = per_model(case.project, app)
+    after = _digests(case)
+    idle["tables_written"] = sorted(
+        table for table in before if before[table][0] != after[table][0]
+    )
+    return idle
 
 
 def _windowed(case: Case, script: Path, *arguments: int) -> dict:
