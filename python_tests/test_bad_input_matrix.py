@@ -612,14 +612,36 @@ def dbz(
     after: object = None,
     ts: object = 1_767_225_600_000,
     lsn: object = 1,
+    amount_schema: dict | None = None,
     **source: object,
 ) -> str:
+    """A Debezium message; with ``amount_schema``, its envelope schema, which gives the
+    ``amount`` column that Kafka Connect schema."""
     payload = {
         "op": op,
         "after": after if after is not None else {"id": 1, "name": "a", "amount": 2},
         "source": {"ts_ms": ts, "lsn": lsn, **source},
     }
-    return json.dumps({"schema": {}, "payload": payload})
+    schema: dict = {}
+    if amount_schema is not None:
+        row = {
+            "type": "struct",
+            "optional": True,
+            "fields": [
+                {"field": "id", "type": "int32"},
+                {"field": "name", "type": "string", "optional": True},
+                {"field": "amount", "optional": True, **amount_schema},
+            ],
+        }
+        schema = {
+            "type": "struct",
+            "fields": [
+                {"field": "before", **row},
+                {"field": "after", **row},
+                {"field": "op", "type": "string"},
+            ],
+        }
+    return json.dumps({"schema": schema, "payload": payload})
 
 
 DEBEZIUM_CASES = [
@@ -688,6 +710,33 @@ DEBEZIUM_CASES = [
         reasons={"unknown_change_type:unparseable": 1},
     ),
     Case("debezium", "tombstone", [dbz(), None], reasons={"tombstone": 1}, skipped=1),
+    Case(
+        "debezium",
+        "an interval of months and days (MicroDuration)",
+        [
+            dbz(),
+            dbz(
+                after={"id": 5, "name": "e", "amount": 2_629_800_000_000},
+                amount_schema={"type": "int64", "name": "io.debezium.time.MicroDuration"},
+            ),
+        ],
+        reasons={"undecodable:amount:io.debezium.time.MicroDuration into int": 1},
+    ),
+    Case(
+        "debezium",
+        "an array of encoded elements",
+        [
+            dbz(),
+            dbz(
+                after={"id": 6, "name": "f", "amount": [1, 2]},
+                amount_schema={
+                    "type": "array",
+                    "items": {"type": "int32", "name": "io.debezium.time.Date"},
+                },
+            ),
+        ],
+        reasons={"undecodable:amount:array of io.debezium.time.Date into int": 1},
+    ),
 ]
 
 
