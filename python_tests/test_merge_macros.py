@@ -17,7 +17,9 @@ def _table(*values: object) -> SimpleNamespace:
     return SimpleNamespace(columns=[SimpleNamespace(values=lambda v=v: [v]) for v in values])
 
 
-def _macros(config: dict, setting: str | None = None, lowest: object = None) -> Macros:
+def _macros(
+    config: dict, setting: str | None = None, lowest: object = None, language: str = "python"
+) -> Macros:
     queries: list[str] = []
 
     def run_query(sql: str) -> SimpleNamespace:
@@ -35,6 +37,7 @@ def _macros(config: dict, setting: str | None = None, lowest: object = None) -> 
             "adapter": SimpleNamespace(get_columns_in_relation=lambda relation: COLUMNS),
             "get_merge_update_columns": lambda *args: [],
             "sql_header": None,
+            "model": SimpleNamespace(name="history", language=language),
         },
     )
     macros.queries = queries
@@ -106,3 +109,11 @@ def test_a_null_delete_flag_counts_as_false(spark):
     spark.sql(sql)
     rows = {(r.id, r.v) for r in spark.table("default.merge_flags").collect()}
     assert rows == {(1, "new"), (2, "new"), (5, "new")}
+
+
+def test_a_sql_model_s_merge_may_run_again_after_a_write_conflict_a_python_model_s_not():
+    """A SQL model's MERGE reads its view, computed anew by each run of the statement; a Python
+    model's source may hold rows cached before the other commit."""
+    marker = "/* spark_cdc: retry on a write conflict */ merge into db.history"
+    assert marker in _merge(_macros({}, language="sql"))
+    assert "retry on a write conflict" not in _merge(_macros({}, language="python"))

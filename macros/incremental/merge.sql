@@ -59,6 +59,9 @@
 
     {{ sql_header if sql_header is not none }}
 
+    {#- A SQL model's source is its view, computed anew by each run of the statement: the
+        sparkcdc adapter runs it again when Delta ends it for a concurrent commit. -#}
+    {{ '/* spark_cdc: retry on a write conflict */' if model.language == 'sql' }}
     merge into {{ target }} as DBT_INTERNAL_DEST
     using {{ source }} as DBT_INTERNAL_SOURCE
     on {{ predicates | join(' and ') }}

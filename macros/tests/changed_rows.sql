@@ -150,7 +150,8 @@
             ~ 'recorded_at timestamp) using delta'
         ) -%}
         {%- do run_query(
-            'merge into ' ~ passes ~ ' as recorded using (select * from values '
+            '/* spark_cdc: retry on a write conflict */ merge into ' ~ passes
+            ~ ' as recorded using (select * from values '
             ~ rows | join(', ') ~ ' as passed(test_id, tested_relation, table_version, '
             ~ 'version_timestamp, invocation_id, recorded_at)) as passed '
             ~ 'on recorded.test_id = passed.test_id '

@@ -10,7 +10,9 @@ settings. Tables, the metastore and cached data are shared.
 from __future__ import annotations
 
 import contextlib
+import random
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -170,12 +172,44 @@ class BoundCursor(Cursor):
 
         if parameters:
             sql = sql % parameters
-        try:
-            self._df = self._session.sql(sql)
-        except PySparkException as error:
-            raise DbtRuntimeError(str(error)) from error
-        except Py4JJavaError as error:
-            raise DbtRuntimeError(jvm_error_message(error)) from error
+        attempts = CONFLICT_ATTEMPTS if RETRY_ON_CONFLICT in sql else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                self._df = self._session.sql(sql)
+                return
+            except PySparkException as error:
+                message = str(error)
+            except Py4JJavaError as error:
+                message = jvm_error_message(error)
+            if attempt == attempts or not is_write_conflict(message):
+                raise DbtRuntimeError(message)
+            logger.info(
+                f"a concurrent Delta commit came first (attempt {attempt} of {attempts}); "
+                "the statement committed nothing and runs again"
+            )
+            time.sleep(attempt + random.random())
+
+
+RETRY_ON_CONFLICT = "/* spark_cdc: retry on a write conflict */"
+"""Marks a statement that may run again when Delta ends it for a concurrent commit: a MERGE
+whose source is computed anew when it runs (a SQL model's view, literal values), never one
+from rows cached before the other commit (a snapshot's change rows)."""
+CONFLICT_ATTEMPTS = 4
+_CONFLICTS = (
+    "DELTA_CONCURRENT_APPEND",
+    "DELTA_CONCURRENT_DELETE_READ",
+    "DELTA_CONCURRENT_DELETE_DELETE",
+    "DELTA_CONCURRENT_TRANSACTION",
+    "ConcurrentAppendException",
+    "ConcurrentDeleteReadException",
+    "ConcurrentDeleteDeleteException",
+    "ConcurrentTransactionException",
+)
+
+
+def is_write_conflict(message: str) -> bool:
+    """Whether Delta ended a write for a concurrent commit (the write committed nothing)."""
+    return any(marker in message for marker in _CONFLICTS)
 
 
 class BoundHandle:
