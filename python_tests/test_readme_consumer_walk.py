@@ -28,6 +28,8 @@ from support import (
     run_command,
 )
 
+from spark_cdc.engine import server as engine
+
 MARKER = re.compile(r"<!-- readme-consumer-walk -->\s*```bash\n(.*?)```", re.DOTALL)
 TEAMS_DBT = 'pip install "dbt-core==1.11.2" "dbt-spark==1.11.0"'
 DBT_1_12 = (
@@ -58,10 +60,15 @@ def test_the_consumer_walk_runs_as_written(tmp_path, teams_dbt):
     else:
         env["PIP_CONSTRAINT"] = str(checkout / "constraints" / "lowest.txt")
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    # Below the test's own timeout (pyproject.toml): the walk's output is then reported.
-    done = run_command(["bash", "-euo", "pipefail", "-c", block], env, cwd=checkout, timeout=1100)
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     team = tmp_path / "team_lake"
+    # Below the test's own timeout (pyproject.toml): the walk's output is then reported.
+    try:
+        done = run_command(
+            ["bash", "-euo", "pipefail", "-c", block], env, cwd=checkout, timeout=1100
+        )
+    finally:  # a walk that stopped part-way leaves no engine running
+        engine.stop(team / ".spark_cdc")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     # What pip built holds the library's packages and leaves the project's own tools out.
     (site_packages,) = (team / ".venv" / "lib").glob("python3*/site-packages")
     for package in ("core", "session", "engine", "cli", "change_events", "dbt_models"):
