@@ -178,11 +178,11 @@ class BoundCursor(Cursor):
                 self._df = self._session.sql(sql)
                 return
             except PySparkException as error:
-                message = str(error)
+                failure, message = error, str(error)
             except Py4JJavaError as error:
-                message = jvm_error_message(error)
+                failure, message = error, jvm_error_message(error)
             if attempt == attempts or not is_write_conflict(message):
-                raise DbtRuntimeError(message)
+                raise DbtRuntimeError(message) from failure
             logger.info(
                 f"a concurrent Delta commit came first (attempt {attempt} of {attempts}); "
                 "the statement committed nothing and runs again"
