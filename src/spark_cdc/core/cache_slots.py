@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
-from spark_cdc.core.shared_caches import cache_shared, is_connect, release_shared
+from spark_cdc.core.shared_caches import cache_shared, release_shared
+from spark_cdc.core.streaming_queries import is_connect
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def keep(frame: DataFrame, slot: str) -> DataFrame:
     previous = _take(key)
     if previous is not None:
         previous.unpersist()
-    if is_connect(frame):
+    if is_connect(frame.sparkSession):
         frame, view = cache_shared(frame, "MEMORY_AND_DISK")  # deserialized, in Scala
         held = _Held(frame, view)
     else:

@@ -42,11 +42,6 @@ def owner_mark() -> str:
     return f"{host_mark()}_{pid}_{_start_of(pid) or 0}"
 
 
-def is_connect(frame: DataFrame) -> bool:
-    """Whether ``frame`` belongs to a Spark Connect session (not one of this process)."""
-    return not hasattr(frame.sparkSession, "_jsparkSession")
-
-
 def shared_view_name(key: str | None = None) -> str:
     """A global temporary view name of this process: the same for the same ``key`` (a new one
     when None)."""
