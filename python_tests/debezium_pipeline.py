@@ -58,10 +58,7 @@ class Source:
     def deliver(self, spark, capture: Capture, topic: str) -> list[Path]:
         files = [path for path in capture.files(topic) if path not in self.delivered]
         if self.kafka is not None:
-            broker, checkpoint = self.kafka
-            command = ["land-change-events", "--table", self.landed, "--debezium"]
-            command += ["--kafka-bootstrap-servers", broker, "--kafka-topics", topic]
-            assert main([*command, "--checkpoint", str(checkpoint)]) == 0
+            land_from_kafka(self.landed, self.kafka, topic)
         elif files:
             land_debezium_files(spark, self.landed, [str(path) for path in files])
         self.delivered.update(files)
@@ -82,6 +79,15 @@ class Source:
         )
         self.history = merged.localCheckpoint()
         return files
+
+
+def land_from_kafka(table: str, kafka: tuple[str, Path], topic: str) -> None:
+    """``spark-cdc land-change-events --debezium`` of what ``topic`` holds beyond the last
+    landing (``kafka``: the broker and the landing's checkpoint)."""
+    broker, checkpoint = kafka
+    command = ["land-change-events", "--table", table, "--debezium"]
+    command += ["--kafka-bootstrap-servers", broker, "--kafka-topics", topic]
+    assert main([*command, "--checkpoint", str(checkpoint)]) == 0
 
 
 def marker_position(capture: Capture, topic: str, step: int) -> tuple[int, ...]:

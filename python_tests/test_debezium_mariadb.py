@@ -1,10 +1,12 @@
 """A real Debezium MariaDB connector on a real MariaDB (Debian's package): what it emits on its
 defaults (schemas on; binlog positions, whole-second ts_ms) for every type its documentation
 lists that Spark can hold, same-second transactions, key changes, a column added mid-stream and
-a truncate, landed as delivery files (and through a real Kafka broker) and applied; after every
-delivery the current rows equal MariaDB's own, value by value and type (the added columns typed
-by the connector's schema), nothing MariaDB applied is quarantined, and at the end the history
-read as of each delivery's binlog position holds what MariaDB held then."""
+a truncate, landed as delivery files (and through a real Kafka broker) and applied by `dbt
+build` of a team project's sources made by `spark-cdc add` (the composite-key table by the
+library's functions); after every delivery the current rows equal MariaDB's own, value by value
+and type (the added columns typed by the connector's schema), nothing MariaDB applied is
+quarantined, and at the end the history read as of each delivery's binlog position holds what
+MariaDB held then."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from debezium_dbt import ScaffoldedSource, dbt, write_team_project
 from debezium_pipeline import Source, as_of, marker_position
 from debezium_support import mariadb_available, mariadb_capture, mariadb_server
 from pyspark.sql import functions as F
@@ -28,6 +31,8 @@ pytestmark = pytest.mark.skipif(
     not mariadb_available(), reason="needs Debian's mariadb-server and a JDK (javac)"
 )
 DATABASE = "t_debezium_mariadb"
+# The team project's schemas: its models', and the landing tables'
+TEAM, TEAM_LANDING = "t_debezium_mariadb_team", "t_debezium_mariadb_landing"
 DDL = """
 create table orders (
     id bigint unsigned primary key, amount decimal(12,2), placed_at datetime(3),
@@ -139,10 +144,14 @@ def _sorted(rows: list[dict], keys: tuple[str, ...]) -> list[dict]:
     return sorted(rows, key=lambda row: tuple(str(row[k]) for k in keys))
 
 
-def current(source: Source, columns: list[str]) -> list[dict]:
-    """The current rows, with the columns the history discovered (as the current model)."""
-    schema = columns_in(source.schema, source.history.schema)
-    rows = current_rows(source.history, schema).collect()
+def current(source: Source | ScaffoldedSource, columns: list[str]) -> list[dict]:
+    """The current rows: a team source's current table, or (the library's route) the current
+    rows of its history with the columns it discovered, as the current model takes them."""
+    if isinstance(source, ScaffoldedSource):
+        rows = source.table("current").collect()
+    else:
+        schema = columns_in(source.schema, source.history.schema)
+        rows = current_rows(source.history, schema).collect()
     found = [{c: _text(row.asDict().get(c), c) for c in columns} for row in rows]
     return _sorted(found, source.schema.keys)
 
@@ -162,32 +171,32 @@ def mariadb_orders(server, step: int) -> list[dict]:
 
 def test_a_real_mariadb_connector_applies_exactly_in_binlog_order(spark, tmp_path: Path):
     spark.sql(f"create database if not exists {DATABASE}")
+    for schema in (TEAM, TEAM_LANDING):
+        spark.sql(f"drop schema if exists {schema} cascade")
     (tmp_path / "kafka").mkdir()
+    team = write_team_project(tmp_path / "team", "team_shop", TEAM)
     with mariadb_server() as server, kafka_broker(tmp_path / "kafka") as broker:
         server.sql(DDL + STEPS[0])
         with mariadb_capture(
             server, "maria", {"converter.schemas.enable": "true"}, tmp_path, broker
         ) as cap:
             settings = DebeziumSettings.from_mapping({})
-            orders = Source(
-                "orders",
-                TargetSchema(ORDERS, ("id",)),
-                settings,
-                f"{DATABASE}.orders",
-                evolve_columns=True,
-            )
+            # the team's sources, made by `spark-cdc add` and built by `dbt build`: the
+            # capture's files, and the same records through a real broker and
+            # `land-change-events --kafka-...`, taken in after the same-second transactions and
+            # after the truncate
+            orders = ScaffoldedSource.added(
+                team, "orders", TargetSchema(ORDERS, ("id",)), TEAM, TEAM_LANDING,
+                "--evolve-columns",
+            )  # fmt: skip
+            by_kafka = ScaffoldedSource.added(
+                team, "orders_kafka", TargetSchema(ORDERS, ("id",)), TEAM, TEAM_LANDING,
+                "--evolve-columns", kafka=(broker, tmp_path / "kafka_checkpoint"),
+            )  # fmt: skip
+            dbt(team, "deps")
+            # the composite key, by the library's functions as the models call them
             lines = Source(
                 "lines", TargetSchema(LINES, ("order_id", "line_no")), settings, f"{DATABASE}.lines"
-            )
-            # the same records through a real broker and `land-change-events --kafka-...`,
-            # taken in after the same-second transactions and after the truncate
-            by_kafka = Source(
-                "orders",
-                TargetSchema(ORDERS, ("id",)),
-                settings,
-                f"{DATABASE}.orders_kafka",
-                kafka=(broker, tmp_path / "kafka_checkpoint"),
-                evolve_columns=True,
             )
             snapshots = []
             for step, statements in enumerate(STEPS):
@@ -224,7 +233,8 @@ def test_a_real_mariadb_connector_applies_exactly_in_binlog_order(spark, tmp_pat
                     problems = source.ledger.where(F.col("status") == "quarantined").select(
                         "quarantine_reason", RAW_RECORD
                     )
-                    assert problems.collect() == [], (source.topic_table, step)
+                    assert problems.collect() == [], (source.landed, step)
+        assert (orders.builds, by_kafka.builds) == (len(STEPS), len(KAFKA_DELIVERIES))
         _check_what_was_sent(cap, orders)
         # the history, read as of each step's marker (a later binlog position than every change
         # of that step), holds the rows MariaDB held then
@@ -234,7 +244,7 @@ def test_a_real_mariadb_connector_applies_exactly_in_binlog_order(spark, tmp_pat
                 assert found == expected, (source.landed, step)
 
 
-def _check_what_was_sent(capture, orders: Source) -> None:
+def _check_what_was_sent(capture, orders: ScaffoldedSource) -> None:
     """What the connector sent is what the test meant to feed: whole-second ts_ms shared by
     changes of one key (only the binlog position orders them), key changes as a delete and a
     create at one position, a truncate."""

@@ -1,6 +1,8 @@
 """A real Debezium connector on a real PostgreSQL: what it emits (its default encodings, schemas on
 and off, string decimals and ISO times; TOAST placeholders, truncates, key changes, transactions,
-REPLICA IDENTITY DEFAULT and FULL), landed as delivery files and applied; after every delivery the
+REPLICA IDENTITY DEFAULT and FULL), landed as delivery files (and through a real Kafka broker) and
+applied (the defaults' orders by `dbt build` of a team project's sources made by `spark-cdc add`,
+files and Kafka alike; the other tables by the library's functions); after every delivery the
 current rows equal Postgres's own table, value by value, nothing Postgres applied is
 quarantined, and at the end each orders history read as of each step's lsn holds what Postgres
 held then."""
@@ -15,6 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from debezium_dbt import ScaffoldedSource, dbt, write_team_project
 from debezium_pipeline import Source, as_of, marker_position
 from debezium_support import Capture, debezium_capture, postgres_available, postgres_server
 from pyspark.sql import functions as F
@@ -29,6 +32,8 @@ from spark_cdc.change_events.resolve import current_rows
 pytestmark = pytest.mark.skipif(
     not postgres_available(), reason="needs Debian's postgresql-15 and a JDK (javac)"
 )
+# The team project's schemas: its models', and the landing tables'
+TEAM, TEAM_LANDING = "t_debezium_postgres_team", "t_debezium_postgres_landing"
 DATABASE = "t_debezium_postgres"
 TIMESTAMP_TEXT = "YYYY-MM-DD HH24:MI:SS.US"
 ORDERS_DDL = """
@@ -239,8 +244,13 @@ def _text(value, column: str):
     return value
 
 
-def current(source: Source) -> list[dict]:
-    rows = current_rows(source.history, source.schema).collect()
+def current(source: Source | ScaffoldedSource) -> list[dict]:
+    """The current rows: a team source's current table, or (the library's route) the current
+    rows of its history."""
+    if isinstance(source, ScaffoldedSource):
+        rows = source.table("current").collect()
+    else:
+        rows = current_rows(source.history, source.schema).collect()
     found = [{c: _text(row[c], c) for c in source.schema.columns} for row in rows]
     return sorted(found, key=lambda row: tuple(str(row[k]) for k in source.schema.keys))
 
@@ -296,7 +306,10 @@ CAPTURES = {
 
 def test_a_real_connector_on_postgres_applies_exactly(spark, tmp_path: Path):
     spark.sql(f"create database if not exists {DATABASE}")
+    for schema in (TEAM, TEAM_LANDING):
+        spark.sql(f"drop schema if exists {schema} cascade")
     (tmp_path / "kafka").mkdir()
+    team = write_team_project(tmp_path / "team", "team_parcels", TEAM)
     with postgres_server() as postgres, kafka_broker(tmp_path / "kafka") as broker:
         postgres.sql(ORDERS_DDL + STEPS[0])
         captures, sources = {}, {}
@@ -315,12 +328,13 @@ def test_a_real_connector_on_postgres_applies_exactly(spark, tmp_path: Path):
             for name, (_, settings, slot) in CAPTURES.items():
                 debezium = DebeziumSettings.from_mapping(settings)
                 orders = {c: t for c, t in ORDERS.items() if slot is not None or c != "slot"}
-                sources[name, "orders"] = Source(
-                    "orders",
-                    TargetSchema(orders, ("region", "order_no")),
-                    debezium,
-                    f"{DATABASE}.orders_{name}",
-                )
+                if name != "defaults":  # the defaults' orders: the team's source below
+                    sources[name, "orders"] = Source(
+                        "orders",
+                        TargetSchema(orders, ("region", "order_no")),
+                        debezium,
+                        f"{DATABASE}.orders_{name}",
+                    )
                 # without a schema a Bits value is its bytes: nothing says they are bits
                 kinds = {c: t for c, t in KINDS.items() if name != "schemaless" or c not in BITS}
                 sources[name, "kinds"] = Source(
@@ -335,13 +349,15 @@ def test_a_real_connector_on_postgres_applies_exactly(spark, tmp_path: Path):
                     debezium,
                     f"{DATABASE}.parcels_{name}",
                 )
-            sources["kafka", "orders"] = Source(
-                "orders",
-                TargetSchema(ORDERS, ("region", "order_no")),
-                DebeziumSettings.from_mapping({}),
-                f"{DATABASE}.orders_kafka",
-                kafka=(broker, tmp_path / "kafka_checkpoint"),
-            )
+            # the connector's defaults, files and Kafka: a team's sources made by `spark-cdc
+            # add` and built by `dbt build`
+            for name in ("defaults", "kafka"):
+                kafka = (broker, tmp_path / "kafka_checkpoint") if name == "kafka" else None
+                sources[name, "orders"] = ScaffoldedSource.added(
+                    team, f"orders_{name}", TargetSchema(ORDERS, ("region", "order_no")), TEAM,
+                    TEAM_LANDING, kafka=kafka,
+                )  # fmt: skip
+            dbt(team, "deps")
             captures["kafka"] = defaults
             held: dict[str, list] = {name: [] for name in captures}  # orders after each step
             for step, statements in enumerate(STEPS):
@@ -373,6 +389,8 @@ def test_a_real_connector_on_postgres_applies_exactly(spark, tmp_path: Path):
                             "quarantine_reason", RAW_RECORD
                         )
                         assert problems.collect() == [], (name, table, step)
+        built = [sources[name, "orders"].builds for name in ("defaults", "kafka")]
+        assert built == [len(DELIVERIES[name, "orders"]) for name in ("defaults", "kafka")]
         _check_encodings(captures, sources)
         _check_refused_kinds(spark, captures["defaults"])
         _check_toasted_kinds(captures["defaults"])
