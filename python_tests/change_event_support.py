@@ -8,10 +8,12 @@ from collections.abc import Callable, Sequence
 from pyspark.sql import DataFrame, SparkSession
 
 from spark_cdc.change_events.config import SourceConfig
+from spark_cdc.change_events.current_only import current_increment, full_current
 from spark_cdc.change_events.feed import feed_frame
 from spark_cdc.change_events.model import ChangeEvent, TargetSchema
 from spark_cdc.change_events.pipeline import (
     history_increment,
+    increment_bounds,
     ledger_increment,
     merge_versions,
 )
@@ -62,8 +64,40 @@ def run_incrementally(
     return ledger, history
 
 
-def state_of(history: DataFrame, schema: TargetSchema) -> dict[tuple, tuple]:
-    """Current rows by key: (values..., created_at, updated_at, last_change_type)."""
+def run_current_only(
+    spark: SparkSession,
+    runs: Sequence[Sequence[tuple[int, Sequence[ChangeEvent]]]],
+    config: SourceConfig,
+    initial: DataFrame | None = None,
+) -> tuple[DataFrame, DataFrame]:
+    """(ledger, current table) of a current-only source after one run per item of ``runs``,
+    each writing the current table as its model's MERGE does (keys, ``_is_deleted``)."""
+    ledger = current = None
+    keys = list(config.schema.keys)
+    for number, batches in enumerate(runs):
+        process = f"run-{number}"
+        through = None if ledger is None else ledger.agg({"_batch_id": "max"}).first()[0]
+        new = ledger_increment(feed_frame(spark, batches), ledger, config, process)
+        ledger = (
+            new if ledger is None else ledger.unionByName(new, allowMissingColumns=True)
+        ).localCheckpoint()
+        if current is None:
+            current = full_current(ledger, initial, config, HIGH, process).localCheckpoint()
+            continue
+        horizon, _ = increment_bounds(ledger, process, through)
+        if horizon is None:
+            continue
+        changes = current_increment(
+            ledger, current, initial, config, HIGH, process, through, horizon
+        )
+        kept = current.join(changes.select(*keys), keys, "left_anti")
+        written = changes.where("not _is_deleted").drop("_is_deleted")
+        current = kept.unionByName(written, allowMissingColumns=True).localCheckpoint()
+    return ledger, current
+
+
+def current_state(current: DataFrame, schema: TargetSchema) -> dict[tuple, tuple]:
+    """A current table's rows by key, in state_of's shape."""
     return {
         tuple(row[k] for k in schema.keys): (
             *(row[c] for c in schema.columns),
@@ -71,8 +105,13 @@ def state_of(history: DataFrame, schema: TargetSchema) -> dict[tuple, tuple]:
             row["updated_at"],
             row["last_change_type"],
         )
-        for row in current_rows(history, schema).collect()
+        for row in current.collect()
     }
+
+
+def state_of(history: DataFrame, schema: TargetSchema) -> dict[tuple, tuple]:
+    """Current rows of a history by key: (values..., created_at, updated_at, last_change_type)."""
+    return current_state(current_rows(history, schema), schema)
 
 
 def expected_state(result: ReferenceResult, schema: TargetSchema) -> dict[tuple, tuple]:

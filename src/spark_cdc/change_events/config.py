@@ -1,6 +1,6 @@
 """A change-event source's settings (its YAML ``meta.change_events`` block), parsed once into
 one :class:`SourceConfig`: the typed target, the allowed lateness, column evolution and the
-columns it leaves out, what a truncate does, partial updates."""
+columns it leaves out, what a truncate does, partial updates, whether a history is kept."""
 
 from __future__ import annotations
 
@@ -45,6 +45,9 @@ class SourceConfig:
     except_columns: tuple[str, ...] = ()
     # Feed columns whose values, in order, are a feed of events' position (change_events.sequence).
     sequence_by: tuple[str, ...] = ()
+    # 2: a history and the current table; 1: the current table only (change_events.current_only),
+    # AUTO CDC's stored_as_scd_type.
+    stored_as_scd_type: int = 2
 
     def __post_init__(self) -> None:
         declared = {name.lower() for name in self.schema.columns}
@@ -57,8 +60,8 @@ class SourceConfig:
     @classmethod
     def from_mapping(cls, name: str, raw: Mapping[str, Any]) -> SourceConfig:
         """From YAML: columns, key_columns, allowed_lateness, evolve_columns,
-        ignore_null_updates, truncate, except_columns and sequence_by (all but the first two
-        optional)."""
+        ignore_null_updates, truncate, except_columns, sequence_by and stored_as_scd_type (all
+        but the first two optional)."""
         return cls(
             name,
             TargetSchema.from_mapping(raw),
@@ -68,7 +71,17 @@ class SourceConfig:
             ignore_null_updates=_flag(raw, "ignore_null_updates"),
             except_columns=_names(raw, "except_columns"),
             sequence_by=_names(raw, "sequence_by"),
+            stored_as_scd_type=parse_scd_type(raw.get("stored_as_scd_type")),
         )
+
+
+def parse_scd_type(value: Any) -> int:
+    """A source's ``stored_as_scd_type``: 1 (current only) or 2 (history and current; absent)."""
+    if value is None or str(value).strip() == "":
+        return 2
+    if str(value).strip() not in ("1", "2"):
+        raise ChangeEventConfigError(f"stored_as_scd_type must be 1 or 2, not {value!r}")
+    return int(str(value).strip())
 
 
 def parse_truncate(text: Any) -> str | None:

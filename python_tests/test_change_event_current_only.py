@@ -1,0 +1,114 @@
+"""A current-only source (``stored_as_scd_type: 1``): its current table, written run by run from
+the ledger alone, holds the reference's state under any batching, late and out-of-order batches,
+duplicates, ties, key changes, unchanged columns, truncates and existing rows."""
+
+from __future__ import annotations
+
+import pytest
+from change_event_support import (
+    current_state,
+    expected_state,
+    initial_frame,
+    run_current_only,
+    status_counts,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_change_event_resolver import ROWS, _as_runs, at, streams
+
+from spark_cdc.change_events import current_only
+from spark_cdc.change_events.config import SourceConfig
+from spark_cdc.change_events.model import ChangeEvent, ChangeEventConfigError
+from spark_cdc.change_events.reference import resolve_reference
+
+IMAGE = ("id", "name", "amount")
+
+
+def _upsert(kind: str, second: int, key: int, name: str) -> ChangeEvent:
+    old = (("id",), (str(key),)) if kind == "update" else (None, None)
+    return ChangeEvent(kind, at(second), None, IMAGE, (str(key), name, str(second)), *old)
+
+
+def _delete(second: int, key: int) -> ChangeEvent:
+    return ChangeEvent("delete", at(second), None, None, None, ("id",), (str(key),))
+
+
+@settings(
+    max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_a_current_only_source_holds_the_reference_state_after_every_run(spark, data):
+    """Several independent streams (one key space each) go through the same runs; a run's
+    batches may be older than the earlier runs' (late), so both ways of an increment run."""
+    truncates = data.draw(st.booleans())
+    config = SourceConfig("rows", ROWS, truncate="apply" if truncates else None)
+    generated = [data.draw(streams(stream)) for stream in range(1, 7)]
+    if truncates:
+        stream = data.draw(st.integers(0, len(generated) - 1))
+        rows, batches = generated[stream]
+        truncate = ChangeEvent("truncate", at(data.draw(st.integers(1, 8))), None, None, None)
+        generated[stream] = (rows, [*batches[:-1], [*batches[-1], truncate]])
+    existing, runs, every_event = _as_runs(generated)
+    expected = resolve_reference(existing, every_event, ROWS, truncates=truncates)
+    initial = initial_frame(spark, existing, ROWS)
+
+    ledger, current = run_current_only(spark, runs, config, initial)
+    assert current_state(current, ROWS) == expected_state(expected, ROWS)
+    counts = status_counts(ledger)
+    assert counts.get("applied", 0) == expected.applied
+    assert counts.get("duplicate", 0) == expected.duplicates
+
+
+def test_a_late_delete_before_an_update_leaves_the_row_the_update_made(spark, monkeypatch):
+    """Run 1: an insert at 10 s and an update at 30 s; run 2: a delete at 20 s (late). Applied
+    in position order the update at 30 s finds no row and inserts its image: the row is live,
+    created at 30 s. Applying the late delete to the current row would lose it; the late run
+    resolves the key again from the ledger. An in-order run (3) takes the current row as it is."""
+    paths = []
+    in_order = current_only.in_order
+
+    def watched(*args):
+        paths.append(in_order(*args))
+        return paths[-1]
+
+    monkeypatch.setattr(current_only, "in_order", watched)
+    runs = [
+        [(0, [_upsert("insert", 10, 1, "a"), _upsert("update", 30, 1, "b")])],
+        [(1, [_delete(20, 1)])],
+        [(2, [_upsert("update", 40, 1, "c"), _upsert("insert", 41, 2, "d")])],
+    ]
+    _, current = run_current_only(spark, runs, SourceConfig("rows", ROWS))
+    assert current_state(current, ROWS) == {
+        (1,): (1, "c", 40, at(30), at(40), "update"),
+        (2,): (2, "d", 41, at(41), at(41), "insert"),
+    }
+    assert paths == [False, True]  # run 2 late, run 3 in order
+
+
+def test_partial_updates_of_a_current_only_source_keep_the_stored_values(spark):
+    """ignore_null_updates with no history: a NULL in an update keeps the current row's value,
+    also when a late update lands between two earlier ones."""
+    config = SourceConfig("rows", ROWS, ignore_null_updates=True)
+
+    def partial(second: int, name: str | None, amount: str | None) -> ChangeEvent:
+        image = ("1", name, amount)
+        return ChangeEvent("update", at(second), None, IMAGE, image, ("id",), ("1",))
+
+    events = [_upsert("insert", 10, 1, "a"), partial(30, None, "3"), partial(20, "b", None)]
+    runs = [[(0, events[:2])], [(1, events[2:])]]
+    _, current = run_current_only(spark, runs, config)
+    expected = resolve_reference({}, events, ROWS, ignore_null_updates=True)
+    assert current_state(current, ROWS) == expected_state(expected, ROWS)
+    assert current_state(current, ROWS)[(1,)][:3] == (1, "b", 3)
+
+
+@pytest.mark.parametrize(("text", "kind"), [(None, 2), ("", 2), ("1", 1), (2, 2), (" 1 ", 1)])
+def test_the_scd_type_setting(text, kind):
+    raw = {"columns": ROWS.columns, "key_columns": ["id"], "stored_as_scd_type": text}
+    assert SourceConfig.from_mapping("rows", raw).stored_as_scd_type == kind
+
+
+def test_an_unknown_scd_type_is_refused():
+    raw = {"columns": ROWS.columns, "key_columns": ["id"], "stored_as_scd_type": 3}
+    with pytest.raises(ChangeEventConfigError, match="stored_as_scd_type must be 1 or 2"):
+        SourceConfig.from_mapping("rows", raw)
