@@ -42,6 +42,12 @@ ADDS = [
         "change-events", "balances", "--key=id", "--column=id:int", "--column=name:string",
         "--column=amount:int", "--initial-rows", f"--landing-schema={LANDING}",
     ],
+    # the same events, current only (no history)
+    [
+        "change-events", "balances_now", "--key=id", "--column=id:int", "--column=name:string",
+        "--column=amount:int", "--initial-rows", f"--landing-schema={LANDING}",
+        "--stored-as-scd-type=1",
+    ],
     [
         "hash-cdc", "products", "--key=key_1:string", "--key=key_2:string",
         "--nonkey=attr_1:bigint", "--nonkey=attr_2:bigint", "--nonkey=attr_3:bigint",
@@ -125,15 +131,12 @@ def lake(spark, tmp_path_factory) -> dict:
             )
             == 0
         )
-        balances = [str(data / "balances"), "--batches", part]
-        if delivery == 0:
-            balances += ["--initial-table", f"{LANDING}.balances_initial_rows"]
-        assert (
-            spark_cdc(
-                ["land-change-events", *balances, "--table", f"{LANDING}.balances_change_events"]
-            )
-            == 0
-        )
+        for source in ("balances", "balances_now"):
+            balances = [str(data / "balances"), "--batches", part]
+            if delivery == 0:
+                balances += ["--initial-table", f"{LANDING}.{source}_initial_rows"]
+            table = f"{LANDING}.{source}_change_events"
+            assert spark_cdc(["land-change-events", *balances, "--table", table]) == 0
         batch = f"batch_{delivery + 1:04d}"
         (data / "clicks").mkdir(exist_ok=True)
         (data / "generated_clicks" / batch).rename(data / "clicks" / batch)
@@ -186,6 +189,20 @@ def test_change_event_sources_match_their_references(spark, lake):
         assert sum(r.applied for r in summary) == result.applied
         assert sum(r.duplicates for r in summary) == result.duplicates
         assert len(summary) == 2  # one row per build
+
+
+def test_a_current_only_source_matches_the_reference_without_a_history(spark, lake):
+    """``--stored-as-scd-type=1``: the current table holds the reference's state, built from
+    the ledger alone; there is no history table; the run summary counts the events and leaves
+    the version counts NULL."""
+    result = generate_stream(EVENTS)[2]
+    columns = tuple(EVENTS_SCHEMA.columns)
+    current = f"{SCHEMA}.change_events__balances_now_current"
+    assert _state(spark, current, columns) == _expected_state(result, columns)
+    assert not spark.catalog.tableExists(f"{SCHEMA}.change_events__balances_now_history")
+    summary = spark.table(f"{SCHEMA}.change_events__balances_now_run_summary").collect()
+    assert len(summary) == 2 and sum(r.applied for r in summary) == result.applied
+    assert {(r.versions_written, r.ambiguous_versions) for r in summary} == {(None, None)}
 
 
 def _debezium_batches() -> list[list[str]]:
@@ -268,7 +285,8 @@ def test_sources_of_one_kind_keep_to_their_own_settings_and_data(spark, lake):
     assert ledgers["accounts"].schema["image"].dataType.names == list(DEBEZIUM_SCHEMA.columns)
     assert ledgers["balances"].schema["image"].dataType.names == list(EVENTS_SCHEMA.columns)
     assert ledgers["accounts"].schema["old_key"].dataType.names == ["region", "account_no"]
-    for source, schema in (("accounts", DEBEZIUM_SCHEMA), ("balances", EVENTS_SCHEMA)):
+    shapes = (("accounts", DEBEZIUM_SCHEMA), ("balances", EVENTS_SCHEMA))
+    for source, schema in (*shapes, ("balances_now", EVENTS_SCHEMA)):
         columns = spark.table(f"{SCHEMA}.change_events__{source}_current").columns
         assert columns == [
             *schema.columns,

@@ -76,6 +76,8 @@ def test_the_output_lints_and_parses_as_python(tmp_path):
          "--except-column=card_number", "--except-column=Raw Payload"],
         ["change-events", "shipments", "--key=id", "--column=id:long", "--column=state:string",
          "--sequence-by=file_no", "--sequence-by=line_no"],
+        ["change-events", "stock", "--key=sku", "--column=sku:string", "--column=units:int",
+         "--initial-rows", "--stored-as-scd-type=1"],
         ["hash-cdc", "products", "--key=sku:string", "--nonkey=price:double",
          "--nonkey=launched:date", "--sensitive=cost:decimal(10,2)", "--mode=delta",
          "--format=parquet"],
@@ -95,7 +97,8 @@ def test_the_output_lints_and_parses_as_python(tmp_path):
     assert "$SPARK_CDC_HOME/landing/schema_drift/clicks unless set" in said["schema-drift"]
     python = sorted(str(p) for p in project.rglob("*.py"))
     sql = sorted(str(p) for p in project.rglob("*.sql"))
-    assert len(python) == 15 and len(sql) == 16  # 3 Python models of each source
+    # 3 Python models of each source but the current-only one (2: no history)
+    assert len(python) == 17 and len(sql) == 20
     ruff = [str(BIN / "ruff"), "--config", str(PROJECT_DIR / "pyproject.toml")]
     for check in (["check", *python], ["format", "--check", *python]):
         linted = subprocess.run([*ruff, *check], capture_output=True, text=True, check=False)
@@ -155,6 +158,16 @@ def test_the_output_lints_and_parses_as_python(tmp_path):
         "--sequence-by=file_no", cwd=project,
     )  # fmt: skip
     assert refused.returncode != 0 and "--sequence-by is for feeds of events" in refused.stderr
+    stock = yaml.safe_load(
+        (project / "models/staging/change_events/_change_events__stock.yml").read_text()
+    )
+    settings = stock["models"][0]["config"]["meta"]["change_events"]
+    assert SourceConfig.from_mapping("stock", settings).stored_as_scd_type == 1
+    assert "stored_as_scd_type" not in block  # only written when asked for
+    assert "change_events__stock_history" not in {m["name"] for m in stock["models"]}
+    assert not list(project.rglob("change_events__stock_history.py"))
+    current = (project / "models/marts/change_events/change_events__stock_current.py").read_text()
+    assert "change_events.current_only(dbt, session, meta, ledger, initial)" in current
     products = yaml.safe_load(
         (project / "models/staging/hash_cdc/_hash_cdc__products.yml").read_text()
     )

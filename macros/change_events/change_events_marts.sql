@@ -68,6 +68,8 @@ where
     {%- set new_runs = spark_cdc.split_list(found.columns[0].values()[0]) -%}
     {%- set lowest = found.columns[1].values()[0] -%}
     {%- if not new_runs -%}{{ return({'runs': [], 'since': none, 'written': none}) }}{%- endif -%}
+    {#- A current-only source has no versions: only the new runs' counts change. -#}
+    {%- if history is none -%}{{ return({'runs': new_runs, 'since': none, 'written': none}) }}{%- endif -%}
     {%- set runs = [] + new_runs -%}
     {#- The versions the new runs wrote, from the history's feed when it answers. -#}
     {%- set settings = (config.get('meta') or {}).get('change_events') or {} -%}
@@ -117,8 +119,10 @@ where
 
 
 {#- One row per dbt run that took in events: what came in, what happened to it. An incremental
-    run writes the rows of change_events_summary_scope's runs (the model merges on process_id). -#}
-{% macro change_events_run_summary(ledger, history) %}
+    run writes the rows of change_events_summary_scope's runs (the model merges on process_id).
+    history none: a current-only source (stored_as_scd_type 1), whose runs write no versions
+    (versions_written and ambiguous_versions are NULL). -#}
+{% macro change_events_run_summary(ledger, history=none) %}
 {%- set scope = spark_cdc.change_events_summary_scope(ledger, history) if is_incremental() else none %}
 {%- set runs_filter = none if scope is none else
     ('false' if not scope.runs else 'process_id in (' ~ spark_cdc.sql_strings(scope.runs) ~ ')') %}
@@ -158,7 +162,16 @@ applied_events as (
     group by event_fingerprint
 ),
 
-{%- if scope is none %}
+{%- if history is none %}
+
+versions as (
+    select
+        process_id,
+        cast(null as bigint) as versions_written,
+        cast(null as bigint) as ambiguous_versions
+    from events
+)
+{%- elif scope is none %}
 
 first_run as (
     select min_by(process_id, _batch_id) as process_id
@@ -209,8 +222,13 @@ select
     events.quarantined,
     events.skipped,
     events.too_late,
+    {%- if history is none %}
+    versions.versions_written,
+    versions.ambiguous_versions
+    {%- else %}
     coalesce(versions.versions_written, 0) as versions_written,
     coalesce(versions.ambiguous_versions, 0) as ambiguous_versions
+    {%- endif %}
 from events
 left join versions on events.process_id = versions.process_id
 {% endmacro %}

@@ -17,6 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_cdc.change_events.config import SourceConfig
+from spark_cdc.change_events.current_only import current_increment, full_current
 from spark_cdc.change_events.debezium.envelope import normalize_debezium
 from spark_cdc.change_events.debezium.types import DebeziumSettings
 from spark_cdc.change_events.evolution import add_missing_columns, columns_in
@@ -27,6 +28,7 @@ from spark_cdc.change_events.pipeline import (
     BATCH,
     HISTORY_TABLE_PROPERTIES,
     LEDGER_TABLE_PROPERTIES,
+    evolved_since,
     history_increment,
     increment_bounds,
     ledger_increment,
@@ -35,6 +37,7 @@ from spark_cdc.change_events.pipeline import (
 from spark_cdc.change_events.progress import (
     commits_of,
     latest_batch,
+    pending_batches,
     pending_process_ids,
     record_progress,
     resolved_through,
@@ -154,6 +157,12 @@ def history(
     """SCD2 versions to merge: those of the ledger batches the history does not reflect yet
     (all of them on a full build), from the existing rows ``initial`` if the source has any."""
     config = source_config(meta)
+    if config.stored_as_scd_type == 1:
+        raise SettingsError(
+            f"{config.name}: stored_as_scd_type is 1 (current only): the source has no history "
+            "model; its current model calls change_events.current_only (spark-cdc add "
+            "change-events ... --stored-as-scd-type 1 writes it)"
+        )
     high_dttm = str(settings(meta).get("high_dttm") or DEFAULT_HIGH_DTTM)
     prior = _prior(dbt, session)
     through = resolved_through(session, str(dbt.this)) if prior is not None else None
@@ -220,3 +229,38 @@ def current(
         return current_changes(changed, config.schema)
     runs = pending_process_ids(ledger, through, process_id(session))
     return current_changes(history, config.schema, runs)
+
+
+def current_only(
+    dbt: Any,
+    session: SparkSession,
+    meta: Mapping[str, Any],
+    ledger: DataFrame,
+    initial: DataFrame | None = None,
+) -> DataFrame:
+    """A current-only source's rows (``stored_as_scd_type: 1``, no history): all of them on a
+    full build, else the rows of the keys the ledger batches above the table's mark act on,
+    flagged ``_is_deleted`` where the key is gone (change_events.current_only)."""
+    config = source_config(meta)
+    if config.stored_as_scd_type != 1:
+        raise SettingsError(
+            f"{config.name}: the current-only model needs stored_as_scd_type: 1 (the source "
+            "keeps a history: its current model reads the history)"
+        )
+    high_dttm = str(settings(meta).get("high_dttm") or DEFAULT_HIGH_DTTM)
+    run = process_id(session)
+    if not dbt.is_incremental:
+        record_progress(session, latest_batch(ledger))
+        return full_current(ledger, initial, config, high_dttm, run)
+    table = str(dbt.this)
+    through = resolved_through(session, table)
+    horizon, latest = increment_bounds(ledger, run, through)
+    if horizon is None:  # no applied event since the mark: nothing changes
+        nothing_to_write(session, table)
+        return session.table(table).limit(0).withColumn("_is_deleted", F.lit(False))
+    record_progress(session, latest)
+    # The columns discovered since the mark are added first (the MERGE writes the table's own).
+    evolved = evolved_since(config, session.table(table).schema, pending_batches(ledger, through))
+    add_missing_columns(session, table, evolved.schema)
+    current = session.table(table)
+    return current_increment(ledger, current, initial, config, high_dttm, run, through, horizon)

@@ -73,6 +73,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="an image column --evolve-columns never takes in (repeatable)",
     )
+    events.add_argument(
+        "--stored-as-scd-type",
+        type=int,
+        choices=(1, 2),
+        default=2,
+        help="2: a history and the current table (default); 1: the current table only",
+    )
     events.add_argument("--landing-schema", default="landing", help="schema of the landing tables")
     events.add_argument(
         "--accept-ambiguous-order",
@@ -150,6 +157,7 @@ def _run_change_events(args: argparse.Namespace) -> int:
         sequence_by=tuple(args.sequence_by),
         landing_schema=args.landing_schema,
         accept_ambiguous_order=args.accept_ambiguous_order,
+        stored_as_scd_type=args.stored_as_scd_type,
     )
     files = change_event_files(source)
     landing = f"{args.landing_schema}.{args.name}_change_events"

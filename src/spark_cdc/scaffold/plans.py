@@ -137,6 +137,8 @@ class ChangeEventSource:
     ignore_null_updates: bool = False
     except_columns: tuple[str, ...] = ()
     sequence_by: tuple[str, ...] = ()
+    # 1: the current table only, no history (AUTO CDC's stored_as_scd_type)
+    stored_as_scd_type: int = 2
 
     def command(self) -> str:
         words = ["change-events", self.name]
@@ -158,6 +160,8 @@ class ChangeEventSource:
             words.append("--ignore-null-updates")
         words += [f"--except-column={name}" for name in self.except_columns]
         words += [f"--sequence-by={name}" for name in self.sequence_by]
+        if self.stored_as_scd_type != 2:
+            words.append(f"--stored-as-scd-type={self.stored_as_scd_type}")
         return _command(words)
 
 
@@ -239,6 +243,7 @@ def change_event_files(source: ChangeEventSource) -> dict[str, str]:
         "allowed_lateness": source.allowed_lateness,
         "evolve_columns": source.evolve_columns,
         "ignore_null_updates": source.ignore_null_updates,
+        "current_only": source.stored_as_scd_type == 1,
         "except_columns_flow": _flow_list(source.except_columns),
         "sequence_by": source.sequence_by,
         "sequence_by_flow": _flow_list(source.sequence_by),
@@ -264,11 +269,12 @@ def change_event_files(source: ChangeEventSource) -> dict[str, str]:
         files[f"{staging}/stg_change_events__{s}_initial.sql"] = "change_events/initial.sql.j2"
     files |= {
         f"{intermediate}/int_change_events__{s}_ledger.py": "change_events/ledger.py.j2",
-        f"{marts}/change_events__{s}_history.py": "change_events/history.py.j2",
         f"{marts}/change_events__{s}_current.py": "change_events/current.py.j2",
         f"{marts}/change_events__{s}_quarantine.sql": "change_events/quarantine.sql.j2",
         f"{marts}/change_events__{s}_run_summary.sql": "change_events/run_summary.sql.j2",
     }
+    if source.stored_as_scd_type != 1:
+        files[f"{marts}/change_events__{s}_history.py"] = "change_events/history.py.j2"
     return {path: render(template, **values) for path, template in files.items()}
 
 
