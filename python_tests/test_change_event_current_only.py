@@ -4,6 +4,8 @@ duplicates, ties, key changes, unchanged columns, truncates and existing rows.""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from change_event_support import (
     current_state,
@@ -14,6 +16,8 @@ from change_event_support import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from macro_render import Macros
+from support import PROJECT_DIR
 from test_change_event_resolver import ROWS, _as_runs, at, streams
 
 from spark_cdc.change_events import current_only
@@ -112,3 +116,43 @@ def test_an_unknown_scd_type_is_refused():
     raw = {"columns": ROWS.columns, "key_columns": ["id"], "stored_as_scd_type": 3}
     with pytest.raises(ChangeEventConfigError, match="stored_as_scd_type must be 1 or 2"):
         SourceConfig.from_mapping("rows", raw)
+
+
+def _ledger_test(tmp_path) -> None:
+    """The generic test change_events_unambiguous_order as a macro file under ``tmp_path``."""
+    text = (PROJECT_DIR / "tests/generic/change_events_unambiguous_order.sql").read_text()
+    text = text.replace("{% test ", "{% macro test_").replace("{% endtest %}", "{% endmacro %}")
+    (tmp_path / "unambiguous.sql").write_text(text)
+
+
+def test_the_ledger_test_finds_two_changes_of_a_key_at_one_position_across_batches(spark, tmp_path):
+    """Run 1 lands an insert of key 1 at 10 s; run 2 an update of key 1 at 10 s (no sequence,
+    no position: nothing orders them), an update of key 2 that keeps its key and a key change
+    3 -> 4 at 20 s. The test scoped to run 2's rows finds key 1's pair (both events, against
+    the whole ledger) and nothing else."""
+    _ledger_test(tmp_path)
+    runs = [
+        [(0, [_upsert("insert", 10, 1, "a"), _upsert("insert", 5, 3, "c")])],
+        [
+            (
+                1,
+                [
+                    _upsert("update", 10, 1, "b"),
+                    _upsert("update", 20, 2, "x"),
+                    ChangeEvent("update", at(20), None, IMAGE, ("4", "d", "1"), ("id",), ("3",)),
+                ],
+            )
+        ],
+    ]
+    ledger, _ = run_current_only(spark, runs, SourceConfig("rows", ROWS))
+    ledger.createOrReplaceTempView("whole_ledger")
+    ledger.where("_batch_id = 1").createOrReplaceTempView("new_rows")
+    columns = [SimpleNamespace(name=name) for name in ledger.columns]
+    adapter = SimpleNamespace(get_columns_in_relation=lambda relation: columns)
+    macros = Macros("unambiguous.sql", root=tmp_path, extra={"adapter": adapter})
+    query = macros.test_change_events_unambiguous_order("new_rows", "whole_ledger", ["id"])
+    found = spark.sql(query).collect()
+    assert {(row.acted_on.id, row.event_ts) for row in found} == {(1, at(10))}
+    # without the earlier batch's event the new rows alone hold no pair
+    ledger.where("_batch_id = 1").createOrReplaceTempView("whole_ledger")
+    assert spark.sql(query).collect() == []
