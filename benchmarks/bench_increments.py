@@ -226,16 +226,7 @@ def change_events_case(
     """The full build of ``history`` events, one increment over it, its test and the floor."""
     late = f"_late{late_event_rate:g}" if late_event_rate else ""
     case = Case(work, f"change_events_{history}{late}")
-    stream = case.root / "stream"
-    batches = history // increment
-    case.run(
-        *(str(BIN / "spark-cdc"), "generate-change-events", str(stream)),
-        *("--events", str((batches + 1) * increment), "--batches", str(batches + 1)),
-        *("--initial-rows", str(live_keys), "--insert-rate", "0", "--reinsert-rate", "0.1"),
-        *("--delete-rate", "0.1", "--late-batch-rate", "0", "--no-progress"),
-        *("--late-event-rate", str(late_event_rate)),
-        *("--max-gap-ms", str(max_gap_ms_for_a_day(increment))),
-    )
+    stream, batches = generated_stream(case, history, increment, live_keys, late_event_rate)
     land = (str(BIN / "spark-cdc"), "land-change-events", str(stream), "--table", LANDING)
     initial = ("--initial-table", INITIAL)
     case.run(*land, "--batches", f"0:{batches}", *initial)
@@ -284,6 +275,24 @@ def change_events_case(
         "delta_pipeline_peer": {"full_build": pipeline_full, "increment": pipeline_increment},
         "equals_full_refresh": equal,
     }
+
+
+def generated_stream(
+    case: Case, history: int, increment: int, live_keys: int, late_event_rate: float
+) -> tuple[Path, int]:
+    """The case's stream of ``history`` events and one more batch (the increment), at fixed
+    live keys, each batch about a day of event time; (its folder, the history's batches)."""
+    stream = case.root / "stream"
+    batches = history // increment
+    case.run(
+        *(str(BIN / "spark-cdc"), "generate-change-events", str(stream)),
+        *("--events", str((batches + 1) * increment), "--batches", str(batches + 1)),
+        *("--initial-rows", str(live_keys), "--insert-rate", "0", "--reinsert-rate", "0.1"),
+        *("--delete-rate", "0.1", "--late-batch-rate", "0", "--no-progress"),
+        *("--late-event-rate", str(late_event_rate)),
+        *("--max-gap-ms", str(max_gap_ms_for_a_day(increment))),
+    )
+    return stream, batches
 
 
 def _run_without_new_events(case: Case) -> dict:
