@@ -23,7 +23,7 @@ from test_change_event_resolver import ROWS, _as_runs, at, streams
 from spark_cdc.change_events import current_only
 from spark_cdc.change_events.config import SourceConfig
 from spark_cdc.change_events.model import ChangeEvent, ChangeEventConfigError
-from spark_cdc.change_events.reference import resolve_reference
+from spark_cdc.change_events.reference import StateRow, resolve_reference
 
 IMAGE = ("id", "name", "amount")
 
@@ -87,6 +87,23 @@ def test_a_late_delete_before_an_update_leaves_the_row_the_update_made(spark, mo
         (2,): (2, "d", 41, at(41), at(41), "insert"),
     }
     assert paths == [False, True]  # run 2 late, run 3 in order
+
+
+def test_an_existing_row_set_after_the_increment_s_events_is_no_state_at_their_time(spark):
+    """An existing row of key 1 set at 100 s; run 1 inserts key 1 at 50 s, run 2 moves 1 -> 2
+    at 60 s (after every earlier event). In position order the move takes the row key 1 held
+    since 50 s (key 2 created at 50 s), then the existing row is set at 100 s. The current row
+    of key 1 (set at 100 s) is not the state at 60 s: the run resolves the keys again."""
+    existing = {(1,): StateRow({"id": 1, "name": "e", "amount": 9}, at(1), at(100), "insert")}
+    initial = initial_frame(spark, existing, ROWS)
+    move = ChangeEvent("update", at(60), None, IMAGE, ("2", "m", "60"), ("id",), ("1",))
+    events = [_upsert("insert", 50, 1, "a"), move]
+    _, current = run_current_only(
+        spark, [[(0, events[:1])], [(1, events[1:])]], SourceConfig("rows", ROWS), initial
+    )
+    expected = resolve_reference(existing, events, ROWS)
+    assert current_state(current, ROWS) == expected_state(expected, ROWS)
+    assert current_state(current, ROWS)[(2,)][3] == at(50)
 
 
 def test_partial_updates_of_a_current_only_source_keep_the_stored_values(spark):

@@ -6,13 +6,13 @@ in position order). Without a history, the state of a key at an earlier time is 
 an increment is resolved from what is:
 
 - **in order** (no applied event of the earlier batches is at or after the increment's earliest
-  applied event_ts, the horizon H): the state at H is the current table itself. The keys the new
+  applied event_ts, the horizon H, and no current row was set at or after H: an existing row
+  set after the events around it): the state at H is the current table itself. The keys the new
   events act on (grown by the keys key changes link to them) are resolved from their current
   rows, restored at their updated_at before the new events;
-- **late** (an earlier applied event is at or after H, or the table has no mark): those keys are
-  resolved again from every applied event of the ledger (and the existing rows), from the
-  beginning. A late event costs a read of the whole ledger; a history source reads from its
-  time.
+- **late** (otherwise, or the table has no mark): those keys are resolved again from every
+  applied event of the ledger (and the existing rows), from the beginning. A late event costs
+  a read of the whole ledger; a history source reads from its time.
 
 The rows written are those keys' last versions: a live one replaces the key's row, a deleted one
 removes it (the MERGE's ``_is_deleted``).
@@ -48,9 +48,10 @@ def current_as_versions(
     return versions.withColumn("valid_to", F.to_timestamp(F.lit(high_dttm)))
 
 
-def in_order(ledger: DataFrame, through: int | None, horizon: datetime) -> bool:
-    """Whether no applied event of the batches up to ``through`` is at or after ``horizon``
-    (Delta skips the ledger files whose event_ts all lie before it)."""
+def in_order(ledger: DataFrame, current: DataFrame, through: int | None, horizon: datetime) -> bool:
+    """Whether the current table is the state at ``horizon``: no applied event of the batches
+    up to ``through`` is at or after it, and no current row was set at or after it (an existing
+    row set later than the events around it). Delta skips the files that end before it."""
     if through is None:
         return False
     earlier = ledger.where(
@@ -58,7 +59,9 @@ def in_order(ledger: DataFrame, through: int | None, horizon: datetime) -> bool:
         & (F.col("status") == "applied")
         & (F.col("event_ts") >= F.lit(horizon))
     )
-    return earlier.limit(1).isEmpty()
+    if not earlier.limit(1).isEmpty():
+        return False
+    return current.where(F.col("updated_at") >= F.lit(horizon)).limit(1).isEmpty()
 
 
 def full_current(
@@ -86,7 +89,7 @@ def current_increment(
     """The rows to MERGE into ``current`` (flagged ``_is_deleted``) for the ledger batches above
     ``through`` (the table's mark), whose earliest applied event_ts is ``horizon``."""
     prior = current_as_versions(current, config, high_dttm, process_id)
-    if not in_order(ledger, through, horizon):
+    if not in_order(ledger, current, through, horizon):
         base = prior.limit(0)
         if initial is not None:
             existing = initial_versions(initial, config.schema, process_id)
