@@ -255,8 +255,12 @@ def _event(draw, keys: list[int], second: int) -> ChangeEvent:
 def streams(draw, stream: int) -> tuple[dict, list[list[ChangeEvent]]]:
     """Existing rows and batches (delivery order) of one stream in its own key space."""
     keys = [stream * 100 + k for k in range(draw(st.integers(2, 5)))]
+    # existing rows set at any time, also after events of their key (an existing row counts
+    # as set at its updated_at)
     existing = {
-        (key,): StateRow({"id": key, "name": "old", "amount": 0}, at(0), at(0), "insert")
+        (key,): StateRow(
+            {"id": key, "name": "old", "amount": 0}, at(0), at(draw(st.integers(0, 8))), "insert"
+        )
         for key in draw(st.sets(st.sampled_from(keys)))
     }
     events: list[ChangeEvent] = []
