@@ -26,7 +26,7 @@ import itertools
 import json
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -605,6 +605,12 @@ FEED_ROWS = {
 FEED_CASES = [
     Case("feed", name, row, reasons={reason: 1}) for name, (row, reason) in FEED_ROWS.items()
 ]
+# A feed ordered by a landing column of its own (sequence_by: [line_no], as text): a part that is
+# no exact integer.
+SEQUENCE_CASES = [
+    Case("sequence", name, text, reasons={"invalid_sequence:line_no": 1})
+    for name, text in (("inexact line number", "1.5"), ("null line number", None))
+]
 
 
 def dbz(
@@ -803,6 +809,24 @@ def _run_feed(spark, case: Case, written) -> Outcome:
     return _ledger_outcome(ledger_increment(frame, None, SOURCE, "matrix"), len(rows), written)
 
 
+def _run_sequence(spark, case: Case, written) -> Outcome:
+    rows = [
+        {**event(), "line_no": "1"},
+        {**event(column_values=["2", "b", "1"]), "line_no": case.data},
+    ]
+    frame = spark.createDataFrame(
+        [
+            {**row, "event_ts": datetime.fromisoformat(row["event_ts"]), "_batch_id": 0}
+            for row in rows
+        ],
+        "change_type string, event_ts timestamp, event_seq bigint, column_names array<string>, "
+        "column_values array<string>, old_key_names array<string>, old_key_values array<string>, "
+        "line_no string, _batch_id bigint",
+    )
+    ordered = replace(SOURCE, sequence_by=("line_no",))
+    return _ledger_outcome(ledger_increment(frame, None, ordered, "matrix"), len(rows), written)
+
+
 def _run_debezium(spark, case: Case, written) -> Outcome:
     values = [v.encode() if isinstance(v, str) else v for v in case.data]
     frame = spark.createDataFrame([(0, v) for v in values], "_batch_id long, raw binary")
@@ -983,7 +1007,10 @@ def _run_initial(spark, case: Case, folder: Path) -> Outcome:
 
 # --- the matrix -----------------------------------------------------------------------------------
 
-CASES = [*HASH_CASES, *LANDING_CASES, *FEED_CASES, *DEBEZIUM_CASES, *JSON_CASES, *INITIAL_CASES]
+CASES = [
+    *HASH_CASES, *LANDING_CASES, *FEED_CASES, *SEQUENCE_CASES, *DEBEZIUM_CASES, *JSON_CASES,
+    *INITIAL_CASES,
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
@@ -993,6 +1020,7 @@ def test_bad_input(spark, case: Case, tmp_path, hash_previous, written):
         "parquet": lambda: _run_hash(spark, case, tmp_path, hash_previous, written),
         "landing": lambda: _run_landing(spark, case, tmp_path, written),
         "feed": lambda: _run_feed(spark, case, written),
+        "sequence": lambda: _run_sequence(spark, case, written),
         "debezium": lambda: _run_debezium(spark, case, written),
         "json": lambda: _run_json(spark, case, tmp_path, written),
         "initial": lambda: _run_initial(spark, case, tmp_path),
