@@ -1,6 +1,7 @@
 """A change-event source's settings (its YAML ``meta.change_events`` block), parsed once into
 one :class:`SourceConfig`: the typed target, the allowed lateness, column evolution and the
-columns it leaves out, what a truncate does, partial updates, whether a history is kept."""
+columns it leaves out, what a truncate does, partial updates, whether a history is kept and on
+which columns."""
 
 from __future__ import annotations
 
@@ -48,6 +49,12 @@ class SourceConfig:
     # 2: a history and the current table; 1: the current table only (change_events.current_only),
     # AUTO CDC's stored_as_scd_type.
     stored_as_scd_type: int = 2
+    # The columns whose change opens a new history version (AUTO CDC's
+    # track_history_column_list), or those whose change does not (track_history_except); a
+    # change of the others updates the open version in place (change_events.tracked). At most
+    # one of the two; neither: every change is a version.
+    track_history: tuple[str, ...] | None = None
+    track_history_except: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         declared = {name.lower() for name in self.schema.columns}
@@ -56,12 +63,42 @@ class SourceConfig:
             raise ChangeEventConfigError(
                 f"source {self.name}: except_columns names declared columns: {', '.join(both)}"
             )
+        if self.track_history is not None and self.track_history_except is not None:
+            raise ChangeEventConfigError(
+                f"source {self.name}: track_history and track_history_except exclude each other"
+            )
+        listed = self.track_history or self.track_history_except or ()
+        tracking = self.track_history is not None or self.track_history_except is not None
+        if tracking and self.stored_as_scd_type == 1:
+            raise ChangeEventConfigError(
+                f"source {self.name}: track_history needs a history (stored_as_scd_type 2)"
+            )
+        nonkeys = {name.lower() for name in self.schema.nonkeys}
+        unknown = [name for name in listed if name.lower() not in nonkeys]
+        if unknown:
+            raise ChangeEventConfigError(
+                f"source {self.name}: track_history lists must name declared non-key columns, "
+                f"not {', '.join(unknown)}"
+            )
+
+    def tracked_columns(self, schema: TargetSchema | None = None) -> tuple[str, ...] | None:
+        """The non-key columns of ``schema`` (the source's, evolved or not) whose change opens a
+        new version; None when every change does. A column discovered by evolve_columns is
+        tracked under track_history_except, not under track_history."""
+        schema = schema or self.schema
+        if self.track_history is not None:
+            listed = {name.lower() for name in self.track_history}
+            return tuple(c for c in schema.nonkeys if c.lower() in listed)
+        if self.track_history_except is not None:
+            left_out = {name.lower() for name in self.track_history_except}
+            return tuple(c for c in schema.nonkeys if c.lower() not in left_out)
+        return None
 
     @classmethod
     def from_mapping(cls, name: str, raw: Mapping[str, Any]) -> SourceConfig:
         """From YAML: columns, key_columns, allowed_lateness, evolve_columns,
-        ignore_null_updates, truncate, except_columns, sequence_by and stored_as_scd_type (all
-        but the first two optional)."""
+        ignore_null_updates, truncate, except_columns, sequence_by, stored_as_scd_type,
+        track_history and track_history_except (all but the first two optional)."""
         return cls(
             name,
             TargetSchema.from_mapping(raw),
@@ -72,6 +109,8 @@ class SourceConfig:
             except_columns=_names(raw, "except_columns"),
             sequence_by=_names(raw, "sequence_by"),
             stored_as_scd_type=parse_scd_type(raw.get("stored_as_scd_type")),
+            track_history=_optional_names(raw, "track_history"),
+            track_history_except=_optional_names(raw, "track_history_except"),
         )
 
 
@@ -103,6 +142,11 @@ def _names(raw: Mapping[str, Any], name: str) -> tuple[str, ...]:
     if isinstance(value, str) or not all(isinstance(item, str) for item in value):
         raise ChangeEventConfigError(f"{name} must be a list of column names, not {value!r}")
     return tuple(value)
+
+
+def _optional_names(raw: Mapping[str, Any], name: str) -> tuple[str, ...] | None:
+    """A list of column names, or None when the setting is absent (an empty list is a list)."""
+    return None if raw.get(name) is None else _names(raw, name)
 
 
 def _flag(raw: Mapping[str, Any], name: str) -> bool:

@@ -62,6 +62,12 @@ from spark_cdc.change_events.resolve import (
     resolve_versions,
 )
 from spark_cdc.change_events.sequence import with_sequence
+from spark_cdc.change_events.tracked import (
+    CHANGED_AT,
+    DELETE_FLAG,
+    lowered_horizon,
+    with_tombstones,
+)
 from spark_cdc.core.cache_slots import keep
 from spark_cdc.hash_cdc.hashing import column
 
@@ -360,7 +366,8 @@ def history_increment(
     """History versions to merge (on the key columns and version_id) for the ledger batches above
     ``resolved_through`` (the history's mark, see progress; without one, the batches this run
     ``process_id`` ledgered); all versions when ``prior`` is None (a full build). ``horizon``:
-    the increment's, when the caller has it already (increment_horizon), else read here.
+    the increment's, when the caller has it already (increment_horizon; with tracked columns
+    then lowered, tracked.lowered_horizon), else read here.
 
     An increment re-resolves only what its new applied events can change. Its *horizon* H is the
     earliest event_ts among them: a version depends only on the actions at or before its own
@@ -373,12 +380,17 @@ def history_increment(
     of the history (not its closed ones); a late event reaches back to its own time, for its
     keys only. A truncate (a source whose ``truncate`` is ``apply``) acts on every key
     live at its position: an increment holding one resolves every key again from its versions
-    live at the horizon."""
+    live at the horizon. With tracked columns (change_events.tracked) the horizon is first
+    lowered before every version that took a change at or after it in place, and the stored
+    versions from the horizon on that the increment no longer holds come back flagged
+    ``_is_deleted`` (tombstones for the MERGE)."""
     declared = config.schema
     new_rows = _new_rows(ledger, process_id, resolved_through)
     if prior is not None:
         if horizon is None:
             horizon = increment_horizon(ledger, process_id, resolved_through)
+            if horizon is not None and config.tracked_columns() is not None:
+                horizon = lowered_horizon(prior, horizon)
         if horizon is None:
             return prior.limit(0)
     if prior is not None and resolved_through is not None:
@@ -392,9 +404,12 @@ def history_increment(
     applied = with_discovered_images(
         ledger.where(F.col("status") == "applied"), declared, discovered, schema
     )
+    tracked = config.tracked_columns(schema)
     if prior is None:
         base = None if initial is None else initial_versions(initial, schema, process_id)
-        return _resolved(_as_resolved(applied, config), base, config, high_dttm, process_id)
+        return _resolved(
+            _as_resolved(applied, config), base, config, high_dttm, process_id, tracked=tracked
+        )
     since = F.col("event_ts") >= F.lit(horizon)
     landed = applied.where(since)
     if resolved_through is None:
@@ -406,31 +421,56 @@ def history_increment(
     # batch may be the older one)
     window = keep(_as_resolved(landed, config), "change_events.history_window")
     keys, moves = linked_keys(action_keys(fresh, schema), window, schema)
-    at_horizon = (
-        (F.col("valid_from") < F.lit(horizon)) & (F.col("valid_to") >= F.lit(horizon))
-    ) | ((F.col("version_id") == INITIAL_VERSION) & (F.col("valid_from") >= F.lit(horizon)))
+    live_at_horizon = _live_at(prior, horizon, initial, schema, process_id, tracked)
     truncates = window.where(F.col("change_kind") == TRUNCATE)
+    replaced = prior.where(F.col("valid_from") >= F.lit(horizon))
     if config.truncate == "apply" and not truncates.isEmpty():
         # A truncate acts on every key live at its position: all of them are resolved again.
-        base = prior.where(at_horizon)
+        base = live_at_horizon
         events = window
     else:
         events = on_keys(window, keys, schema)
-        base = prior.where(at_horizon).join(
-            F.broadcast(key_columns_of(keys, schema)), list(schema.keys), "left_semi"
-        )
-    return _resolved(
+        on_them = F.broadcast(key_columns_of(keys, schema))
+        base = live_at_horizon.join(on_them, list(schema.keys), "left_semi")
+        replaced = replaced.join(on_them, list(schema.keys), "left_semi")
+    versions = _resolved(
         events,
         base.select(
             *_columns(base, schema),
             *VERSION_COLUMNS,
             *([POSITION] if POSITION in base.columns else []),
+            *([CHANGED_AT] if CHANGED_AT in base.columns else []),
         ),
         config,
         high_dttm,
         process_id,
         moves,  # the window's moves: those of the events resolved, or more
+        tracked,
     )
+    # With tracked columns a stored version the increment resolved again may be gone (absorbed
+    # after a late event): flagged for the MERGE to delete.
+    return versions if tracked is None else with_tombstones(versions, replaced, schema)
+
+
+def _live_at(
+    prior: DataFrame,
+    horizon: datetime,
+    initial: DataFrame | None,
+    schema: TargetSchema,
+    process_id: str,
+    tracked: tuple[str, ...] | None,
+) -> DataFrame:
+    """The stored versions an increment resolves from: those live at ``horizon``, and the
+    existing rows restored at or after it. With tracked columns such a restored row may have
+    taken later changes in place: it is read from the existing rows ``initial`` instead."""
+    live = (F.col("valid_from") < F.lit(horizon)) & (F.col("valid_to") >= F.lit(horizon))
+    restored = (F.col("version_id") == INITIAL_VERSION) & (F.col("valid_from") >= F.lit(horizon))
+    if tracked is None or initial is None:
+        return prior.where(live | restored)
+    rows = initial_versions(initial, schema, process_id).where(
+        F.col("valid_from") >= F.lit(horizon)
+    )
+    return prior.where(live).unionByName(rows, allowMissingColumns=True)
 
 
 def _as_resolved(applied: DataFrame, config: SourceConfig) -> DataFrame:
@@ -450,10 +490,11 @@ def _resolved(
     high_dttm: str,
     process_id: str,
     moves: KeyMoves | None = None,
+    tracked: tuple[str, ...] | None = None,
 ) -> DataFrame:
     truncates = config.truncate == "apply"
     versions = resolve_versions(
-        events, config.schema, high_dttm, base, process_id, truncates, moves
+        events, config.schema, high_dttm, base, process_id, truncates, moves, tracked
     )
     # Quoted: a discovered column's name may hold a dot (``a.b``), which F.col would split.
     content = [column(c) for c in versions.columns if c != "process_id"]
@@ -461,7 +502,10 @@ def _resolved(
 
 
 def merge_versions(prior: DataFrame, changes: DataFrame, schema: TargetSchema) -> DataFrame:
-    """What MERGE on (keys, version_id) leaves: ``changes`` replace or add rows of ``prior``."""
+    """What MERGE on (keys, version_id) leaves: ``changes`` replace or add rows of ``prior``;
+    a change flagged ``_is_deleted`` (tracked columns' tombstones) deletes its row."""
     on = [*schema.keys, "version_id"]
     kept = prior.join(changes.select(*on), on, "left_anti")
+    if DELETE_FLAG in changes.columns:
+        changes = changes.where(~F.col(DELETE_FLAG)).drop(DELETE_FLAG)
     return kept.unionByName(changes, allowMissingColumns=True)

@@ -29,6 +29,12 @@ source with ``ignore_null_updates`` lists every NULL non-key column of an update
 updates). A
 truncate (when the source applies them) deletes every live row at its position.
 
+With tracked columns (a source's ``track_history`` / ``track_history_except``), a version
+that would follow a live version of the same row (the key's last version, not deleted, same
+created_at) with equal tracked columns (NULL equal to NULL) updates that version in place
+instead: it keeps its valid_from and created_at and takes the new values, change type and
+``changed_at`` (the time of its latest change; a version's own valid_from otherwise).
+
 Columns absent from an image are NULL in that image. Invalid events (model.validate) are skipped
 and reported as quarantined. Every action also leaves a version in the key's history: the new
 image for an insert/update, a deleted marker for a delete (also for a delete of a missing key and
@@ -73,6 +79,7 @@ class Version:
     values: dict | None
     created_at: datetime | None
     change_type: str
+    changed_at: datetime | None = None  # with tracked columns: its latest change
 
 
 @dataclass
@@ -81,6 +88,7 @@ class ReferenceResult:
 
     state: dict[tuple, StateRow]
     history: dict[tuple, list[Version]] = field(default_factory=dict)
+    tracked: tuple[str, ...] | None = None  # see the module doc
     applied: int = 0  # valid events applied (a key change sent as two events counts two)
     duplicates: int = 0
     skipped: int = 0  # tombstones: no change
@@ -129,10 +137,12 @@ def resolve_reference(
     schema: TargetSchema,
     truncates: bool = False,
     ignore_null_updates: bool = False,
+    tracked: tuple[str, ...] | None = None,
 ) -> ReferenceResult:
     """Apply ``events`` (any order, any batching) to ``existing`` per the module's rules;
-    ``ignore_null_updates``: an update's NULL non-key columns count as unchanged."""
-    result = ReferenceResult(state={})
+    ``ignore_null_updates``: an update's NULL non-key columns count as unchanged; ``tracked``:
+    the columns whose change opens a version (None: every change does)."""
+    result = ReferenceResult(state={}, tracked=tracked)
     unique: dict[str, ChangeEvent] = {}
     for event in events:
         reason = validate(event, schema, truncates)
@@ -201,15 +211,29 @@ def paired_key_changes(unique: dict[str, ChangeEvent], schema: TargetSchema) -> 
 
 
 def _restore(result: ReferenceResult, key: tuple, row: StateRow) -> None:
-    result.state[key] = StateRow(**vars(row))
-    version = Version(row.updated_at, False, row.values, row.created_at, row.last_change_type)
-    result.history.setdefault(key, []).append(version)
+    _set(result, key, StateRow(**vars(row)))
 
 
 def _set(result: ReferenceResult, key: tuple, row: StateRow) -> None:
     result.state[key] = row
-    version = Version(row.updated_at, False, row.values, row.created_at, row.last_change_type)
-    result.history.setdefault(key, []).append(version)
+    versions = result.history.setdefault(key, [])
+    changed = row.updated_at if result.tracked is not None else None
+    last = versions[-1] if versions else None
+    if (
+        result.tracked is not None
+        and last is not None
+        and not last.is_deleted
+        and last.created_at == row.created_at
+        and all(last.values[c] == row.values[c] for c in result.tracked)
+    ):
+        # only untracked columns changed: the live version is updated in place
+        versions[-1] = replace(
+            last, values=row.values, change_type=row.last_change_type, changed_at=changed
+        )
+        return
+    versions.append(
+        Version(row.updated_at, False, row.values, row.created_at, row.last_change_type, changed)
+    )
 
 
 def _remove(result: ReferenceResult, key: tuple, ts: datetime) -> StateRow | None:

@@ -50,6 +50,7 @@ from spark_cdc.change_events.inheritance import (
 from spark_cdc.change_events.key_changes import OUT_FINGERPRINT, pair_key_changes
 from spark_cdc.change_events.model import TRUNCATE, TargetSchema
 from spark_cdc.change_events.normalize import POSITION, UNCHANGED_COLUMNS
+from spark_cdc.change_events.tracked import CHANGED_AT, absorb_untracked
 from spark_cdc.core.cache_slots import keep, release
 from spark_cdc.hash_cdc.hashing import column
 
@@ -110,6 +111,7 @@ def _actions(
         "event_seq": F.col("event_seq").cast("long"),
         "_restore": F.lit(False),
         "_restore_created": F.lit(None).cast("timestamp"),
+        "_stored_changed": F.lit(None).cast("timestamp"),  # a restored version's changed_at
         "_stored_version": F.lit(None).cast("string"),
         "is_ambiguous_stored": F.lit(None).cast("boolean"),
         "_truncate": F.lit(False),
@@ -172,10 +174,11 @@ def _truncations(events: DataFrame, actions: DataFrame, common: dict) -> DataFra
             *(
                 column.alias(name)
                 for name, column in common.items()
-                if name not in ("_truncate", "_out_fp")
+                if name not in ("_truncate", "_out_fp", "_stored_changed")
             ),
             F.lit(True).alias("_truncate"),
             F.lit(None).cast("binary").alias("_out_fp"),
+            F.lit(None).cast("timestamp").alias("_stored_changed"),
         )
         .crossJoin(keys)
     )
@@ -204,6 +207,7 @@ def _restored(base: DataFrame, schema: TargetSchema, actions: DataFrame) -> Data
         F.col("is_ambiguous").alias("is_ambiguous_stored"),
         F.lit(False).alias("_truncate"),
         F.lit(None).cast("binary").alias("_out_fp"),
+        F.col(CHANGED_AT if CHANGED_AT in base.columns else "valid_from").alias("_stored_changed"),
     )
 
 
@@ -304,6 +308,7 @@ def resolve_versions(
     process_id: str = "adhoc",
     truncates: bool = False,
     moves: KeyMoves | None = None,
+    tracked: tuple[str, ...] | None = None,
 ) -> DataFrame:
     """Every version of every key touched by ``events`` (and ``base``), see the module doc.
 
@@ -311,8 +316,9 @@ def resolve_versions(
     once. ``base``: rows in the versions' shape to restore first, or None. ``truncates``:
     whether ``truncate`` events act (a delete of every key live at their position, change_type
     ``truncate``). ``moves``: what the caller knows of the events' key moves (None: asked of the
-    events here). Output: the target columns then VERSION_COLUMNS, every row stamped with
-    ``process_id``.
+    events here). ``tracked``: the columns whose change opens a version (None: every change
+    does; else the versions also get ``changed_at``, change_events.tracked). Output: the target
+    columns then VERSION_COLUMNS, every row stamped with ``process_id``.
     """
     actions = _actions(events, base, schema, truncates)
     # event_position is a column of the versions when the events or the base have one
@@ -350,7 +356,7 @@ def resolve_versions(
         (F.col("_key")[c] if c in schema.keys else F.col("_values")[c]).alias(c)
         for c in schema.columns
     ]
-    return resolved.select(
+    versions = resolved.select(
         *columns,
         F.when(upsert, F.coalesce("_run_created", "link_created")).alias("created_at"),
         F.col("_ts").alias("valid_from"),
@@ -368,15 +374,25 @@ def resolve_versions(
         .alias("version_id"),
         F.coalesce("is_ambiguous_stored", "_ambiguous").alias("is_ambiguous"),
         F.lit(process_id).alias("process_id"),
+        *(
+            [F.coalesce("_stored_changed", "_ts").alias(CHANGED_AT), *ORDER]
+            if tracked is not None
+            else []
+        ),
     )
+    if tracked is None:
+        return versions
+    return absorb_untracked(versions, schema, tracked, list(ORDER)).drop(*ORDER)
 
 
 def _as_current(versions: DataFrame, schema: TargetSchema, *extra: Column) -> DataFrame:
-    """Versions in the current table's shape (plus ``extra`` columns)."""
+    """Versions in the current table's shape (plus ``extra`` columns); a row was last updated
+    at its version's latest change (``changed_at``, with tracked columns) or opening."""
+    updated = F.col(CHANGED_AT) if CHANGED_AT in versions.columns else F.col("valid_from")
     return versions.select(
         *(column(c) for c in schema.columns),
         "created_at",
-        F.col("valid_from").alias("updated_at"),
+        updated.alias("updated_at"),
         F.col("change_type").alias("last_change_type"),
         "process_id",
         *extra,
