@@ -117,3 +117,39 @@ def test_a_sql_model_s_merge_may_run_again_after_a_write_conflict_a_python_model
     marker = "/* spark_cdc: retry on a write conflict */ merge into db.history"
     assert marker in _merge(_macros({}, language="sql"))
     assert "retry on a write conflict" not in _merge(_macros({}, language="python"))
+
+
+def _schema_changes(config: dict, added: list[str]) -> dict:
+    """spark__check_for_schema_changes over dbt's own check, which found ``added`` in the
+    source only."""
+    column = lambda name: SimpleNamespace(name=name)  # noqa: E731
+    found = {
+        "schema_changed": bool(added),
+        "source_not_in_target": [column(name) for name in added],
+        "target_not_in_source": [],
+        "source_columns": [column(name) for name in ("id", *added)],
+        "target_columns": [column("id")],
+        "new_target_types": [],
+    }
+    dbt = SimpleNamespace(default__check_for_schema_changes=lambda source, target: dict(found))
+    macros = Macros("incremental/schema_changes.sql", config=config, extra={"dbt": dbt})
+    return macros.spark__check_for_schema_changes("history__dbt_tmp", "db.history")
+
+
+def test_the_merge_delete_flag_is_no_schema_change():
+    changes = _schema_changes({"merge_delete_column": "_is_deleted"}, ["_IS_DELETED"])
+    assert changes["schema_changed"] is False
+    assert changes["source_not_in_target"] == []
+    assert [c.name for c in changes["source_columns"]] == ["id"]
+
+
+def test_a_new_column_beside_the_delete_flag_is_still_added():
+    changes = _schema_changes({"merge_delete_column": "_is_deleted"}, ["_is_deleted", "changed_at"])
+    assert changes["schema_changed"] is True
+    assert [c.name for c in changes["source_not_in_target"]] == ["changed_at"]
+
+
+def test_without_a_delete_flag_dbt_s_check_stands():
+    changes = _schema_changes({}, ["_is_deleted"])
+    assert changes["schema_changed"] is True
+    assert [c.name for c in changes["source_not_in_target"]] == ["_is_deleted"]

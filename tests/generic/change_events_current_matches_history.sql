@@ -1,5 +1,7 @@
-{#- The current table holds exactly the current, not deleted versions of the history. -#}
-{% test change_events_current_matches_history(model, history, key_columns) %}
+{#- The current table holds exactly the current, not deleted versions of the history; a row was
+    last updated at the history's `updated_at` column (valid_from; changed_at for a history on
+    tracked columns). -#}
+{% test change_events_current_matches_history(model, history, key_columns, updated_at='valid_from') %}
     {%- set keys = key_columns %}
     with latest as (
         select *
@@ -15,6 +17,6 @@
     where
         current_rows.{{ keys[0] }} is null
         or latest.{{ keys[0] }} is null
-        or current_rows.updated_at != latest.valid_from
+        or current_rows.updated_at != coalesce(latest.{{ updated_at }}, latest.valid_from)
         or not current_rows.created_at <=> latest.created_at
 {% endtest %}

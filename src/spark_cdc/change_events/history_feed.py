@@ -11,12 +11,13 @@ The history's data commits carry the highest ledger batch they reflect (progress
 whose mark is ``through`` reflects the history up to its latest row write with a mark of
 ``through`` or below (its point): the versions written since are those of every commit after
 that point, read from the feed from there to the latest commit. Each version's latest image in
-that range is its state now (the history's MERGE never deletes a row). The feed answers only
-when every commit since the point is a MERGE or WRITE of rows, or an OPTIMIZE (which changes no
-row), and the feed is on: a full refresh, a RESTORE, a schema or property change since the
-point (the feed's own switching on included), a commit since that is about as old as the
-table's file retention (VACUUM may have removed its feed files), or a history without the feed,
-make the caller read the history instead, for that run.
+that range is its state now, or gone (a history on tracked columns deletes the versions a late
+event merged into an earlier one, which is then the current one). The feed answers only when
+every commit since the point is a MERGE or WRITE of rows, or an OPTIMIZE (which changes no row),
+and the feed is on: a full refresh, a RESTORE, a schema or property change since the point (the
+feed's own switching on included), a commit since that is about as old as the table's file
+retention (VACUUM may have removed its feed files), or a history without the feed, make the
+caller read the history instead, for that run.
 """
 
 from __future__ import annotations

@@ -392,7 +392,10 @@ def history_increment(
             if horizon is not None and config.tracked_columns() is not None:
                 horizon = lowered_horizon(prior, horizon)
         if horizon is None:
-            return prior.limit(0)
+            nothing = prior.limit(0)
+            if config.tracked_columns() is None:
+                return nothing
+            return nothing.withColumn(DELETE_FLAG, F.lit(False))  # the MERGE's flag
     if prior is not None and resolved_through is not None:
         # The history reflects the batches up to its mark: only the later ones are read for
         # new columns (not the whole ledger).

@@ -388,7 +388,9 @@ def resolve_versions(
 def _as_current(versions: DataFrame, schema: TargetSchema, *extra: Column) -> DataFrame:
     """Versions in the current table's shape (plus ``extra`` columns); a row was last updated
     at its version's latest change (``changed_at``, with tracked columns) or opening."""
-    updated = F.col(CHANGED_AT) if CHANGED_AT in versions.columns else F.col("valid_from")
+    updated = F.col("valid_from")
+    if CHANGED_AT in versions.columns:  # NULL in a version kept before columns were tracked
+        updated = F.coalesce(F.col(CHANGED_AT), updated)
     return versions.select(
         *(column(c) for c in schema.columns),
         "created_at",

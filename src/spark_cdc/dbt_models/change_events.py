@@ -1,7 +1,9 @@
 """Entry points of a change-event source's Python models: ledger, history and current state.
 
 Settings (``meta.change_events``): ``source`` (its name), ``columns`` (name -> Spark type),
-``key_columns``, ``allowed_lateness``, ``evolve_columns``, ``input`` (``events``, the feed
+``key_columns``, ``allowed_lateness``, ``evolve_columns``, ``track_history`` or
+``track_history_except`` (change_events.tracked; the history model then merges with
+``merge_delete_column="_is_deleted"``), ``input`` (``events``, the feed
 format of change_events.model, or ``debezium``: Debezium messages in a ``value`` column, read
 with the connector settings of ``debezium``: change_events.debezium.types.DebeziumSettings) and
 ``high_dttm`` (the high end date of current versions).
@@ -43,6 +45,7 @@ from spark_cdc.change_events.progress import (
     resolved_through,
 )
 from spark_cdc.change_events.resolve import current_changes, current_rows
+from spark_cdc.change_events.tracked import lowered_horizon
 from spark_cdc.core.changed_rows import record_changed_from
 from spark_cdc.core.dbt_context import nothing_to_write, process_id
 from spark_cdc.core.delta_properties import apply_property_defaults
@@ -173,6 +176,9 @@ def history(
         # The same pass gives the highest batch the run takes in: the mark its write records
         # (without new rows, the mark stays).
         horizon, latest = increment_bounds(ledger, process_id(session), through)
+        if horizon is not None and config.tracked_columns() is not None:
+            # before every version that took a change at or after it in place (tracked)
+            horizon = lowered_horizon(prior, horizon)
         if horizon is not None:
             session.conf.set(MERGE_TARGET_FLOOR, str(horizon))
     versions = history_increment(

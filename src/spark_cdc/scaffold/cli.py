@@ -80,6 +80,22 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         default=2,
         help="2: a history and the current table (default); 1: the current table only",
     )
+    events.add_argument(
+        "--track-history",
+        action="append",
+        default=None,
+        metavar="COLUMN",
+        help="a column whose change opens a history version (repeatable); a change of the "
+        "others only updates the open version in place",
+    )
+    events.add_argument(
+        "--track-history-except",
+        action="append",
+        default=None,
+        metavar="COLUMN",
+        help="a column whose change alone updates the open version in place instead of "
+        "opening a history version (repeatable)",
+    )
     events.add_argument("--landing-schema", default="landing", help="schema of the landing tables")
     events.add_argument(
         "--accept-ambiguous-order",
@@ -158,6 +174,10 @@ def _run_change_events(args: argparse.Namespace) -> int:
         landing_schema=args.landing_schema,
         accept_ambiguous_order=args.accept_ambiguous_order,
         stored_as_scd_type=args.stored_as_scd_type,
+        track_history=None if args.track_history is None else tuple(args.track_history),
+        track_history_except=(
+            None if args.track_history_except is None else tuple(args.track_history_except)
+        ),
     )
     files = change_event_files(source)
     landing = f"{args.landing_schema}.{args.name}_change_events"

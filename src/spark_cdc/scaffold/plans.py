@@ -88,13 +88,22 @@ VERSION_COLUMNS = (
 )
 
 
+CHANGED_AT_COLUMN = (
+    "changed_at",
+    "event_ts of the version's latest change: a change of untracked columns only updates the "
+    "version in place (its valid_from stays that of the change that opened it).",
+)
+
+
 def _version_columns(source: ChangeEventSource) -> tuple:
     """The history's own columns: a Debezium source's versions keep their event's position, as
-    do those of a source ordered by its own columns."""
+    do those of a source ordered by its own columns; a source with tracked columns keeps each
+    version's latest change."""
+    columns = VERSION_COLUMNS + ((CHANGED_AT_COLUMN,) if source.tracked else ())
     if not source.debezium and not source.sequence_by:
-        return VERSION_COLUMNS
-    at = [name for name, _ in VERSION_COLUMNS].index("event_seq") + 1
-    return (*VERSION_COLUMNS[:at], POSITION_COLUMN, *VERSION_COLUMNS[at:])
+        return columns
+    at = [name for name, _ in columns].index("event_seq") + 1
+    return (*columns[:at], POSITION_COLUMN, *columns[at:])
 
 
 def column_doc(name: str, kind: str) -> str:
@@ -139,6 +148,10 @@ class ChangeEventSource:
     sequence_by: tuple[str, ...] = ()
     # 1: the current table only, no history (AUTO CDC's stored_as_scd_type)
     stored_as_scd_type: int = 2
+    # the columns whose change opens a history version, or those whose change does not (the
+    # others' changes update the open version in place); None: every change is a version
+    track_history: tuple[str, ...] | None = None
+    track_history_except: tuple[str, ...] | None = None
 
     def command(self) -> str:
         words = ["change-events", self.name]
@@ -162,7 +175,14 @@ class ChangeEventSource:
         words += [f"--sequence-by={name}" for name in self.sequence_by]
         if self.stored_as_scd_type != 2:
             words.append(f"--stored-as-scd-type={self.stored_as_scd_type}")
+        words += [f"--track-history={name}" for name in self.track_history or ()]
+        words += [f"--track-history-except={name}" for name in self.track_history_except or ()]
         return _command(words)
+
+    @property
+    def tracked(self) -> bool:
+        """Whether the history keeps versions for changes of some columns only."""
+        return self.track_history is not None or self.track_history_except is not None
 
 
 POSITION_COLUMN = (
@@ -209,9 +229,11 @@ def change_event_files(source: ChangeEventSource) -> dict[str, str]:
         )
     from spark_cdc.change_events.resolve import VERSION_COLUMNS as RESOLVED
 
-    reserved = (*RESOLVED, *CHANGE_EVENT_TABLE_COLUMNS)
+    tracking = ("changed_at", "_is_deleted") if source.tracked else ()
+    reserved = (*RESOLVED, *CHANGE_EVENT_TABLE_COLUMNS, *tracking)
     refuse_reserved(source.columns, reserved, "change-event source")
     parse_lateness(source.allowed_lateness)
+    _check_tracking(source)
     key_tests = "[unique, not_null]" if len(source.keys) == 1 else "[not_null]"
     staged = (
         ["value", "_batch_id", "_ingested_at", "_source_file"]
@@ -244,6 +266,9 @@ def change_event_files(source: ChangeEventSource) -> dict[str, str]:
         "evolve_columns": source.evolve_columns,
         "ignore_null_updates": source.ignore_null_updates,
         "current_only": source.stored_as_scd_type == 1,
+        "tracked": source.tracked,
+        "track_history_flow": _flow_list(list(source.track_history or ())),
+        "track_history_except_flow": _flow_list(list(source.track_history_except or ())),
         "except_columns_flow": _flow_list(source.except_columns),
         "sequence_by": source.sequence_by,
         "sequence_by_flow": _flow_list(source.sequence_by),
@@ -276,6 +301,25 @@ def change_event_files(source: ChangeEventSource) -> dict[str, str]:
     if source.stored_as_scd_type != 1:
         files[f"{marts}/change_events__{s}_history.py"] = "change_events/history.py.j2"
     return {path: render(template, **values) for path, template in files.items()}
+
+
+def _check_tracking(source: ChangeEventSource) -> None:
+    """The tracked column lists as the source's settings would refuse them."""
+    from spark_cdc.change_events.config import SourceConfig
+    from spark_cdc.change_events.model import ChangeEventConfigError, TargetSchema
+
+    try:
+        SourceConfig(
+            source.name,
+            TargetSchema(source.columns, tuple(source.keys)),
+            stored_as_scd_type=source.stored_as_scd_type,
+            track_history=source.track_history,
+            track_history_except=source.track_history_except,
+        )
+    except ChangeEventConfigError as error:
+        raise AddError(
+            str(error).replace("track_history lists", "--track-history columns")
+        ) from error
 
 
 DEFAULT_HASH_LANDING_ROOT = (
