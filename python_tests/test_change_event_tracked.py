@@ -5,6 +5,7 @@ the reference model says (change_events.reference)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from datetime import datetime
 
@@ -128,12 +129,32 @@ def test_a_discovered_column_is_tracked_only_under_track_history_except():
 @given(data=st.data())
 def test_incremental_and_full_runs_with_tracked_columns_equal_the_reference(spark, data):
     """Several independent streams (one key space each) go through the same runs, as the
-    history model merges them (tombstones delete); then all batches in one run."""
+    history model merges them (tombstones delete); then all batches in one run. Mixed at random
+    with partial updates (updates' values NULL at random) and a truncate."""
     tracked = data.draw(st.sampled_from([("name",), ("amount",), ()]))
-    config = SourceConfig("rows", ROWS, track_history=tracked)
+    partial, truncates = data.draw(st.booleans()), data.draw(st.booleans())
+    config = SourceConfig(
+        "rows",
+        ROWS,
+        track_history=tracked,
+        ignore_null_updates=partial,
+        truncate="apply" if truncates else None,
+    )
     generated = [data.draw(streams(stream)) for stream in range(1, 9)]
+    if partial:
+        generated = [
+            (rows, [[_nulled(data, e) for e in batch] for batch in batches])
+            for rows, batches in generated
+        ]
+    if truncates:
+        stream = data.draw(st.integers(0, len(generated) - 1))
+        rows, batches = generated[stream]
+        truncate = ChangeEvent("truncate", at(data.draw(st.integers(1, 8))), None, None, None)
+        generated[stream] = (rows, [*batches[:-1], [*batches[-1], truncate]])
     existing, runs, every_event = _as_runs(generated)
-    expected = resolve_reference(existing, every_event, ROWS, tracked=tracked)
+    expected = resolve_reference(
+        existing, every_event, ROWS, truncates, ignore_null_updates=partial, tracked=tracked
+    )
     initial = initial_frame(spark, existing, ROWS)
 
     _, history = run_incrementally(spark, runs, config, initial)
@@ -142,6 +163,18 @@ def test_incremental_and_full_runs_with_tracked_columns_equal_the_reference(spar
 
     _, rebuilt = run_incrementally(spark, [[b for run in runs for b in run]], config, initial)
     assert _versions(rebuilt) == _expected(expected)
+
+
+def _nulled(data, event: ChangeEvent) -> ChangeEvent:
+    """An update with some of its values NULL (drawn), other events as they are."""
+    if event.change_type != "update":
+        return event
+    gone = data.draw(st.sets(st.sampled_from(["name", "amount"])))
+    values = tuple(
+        None if n in gone else v
+        for n, v in zip(event.column_names, event.column_values, strict=True)
+    )
+    return dataclasses.replace(event, column_values=values)
 
 
 def test_a_late_name_change_splits_the_version_that_absorbed_later_changes(spark):
