@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from macro_render import Macros
 from support import PROJECT_DIR
-from test_change_event_resolver import ROWS, _as_runs, at, streams
+from test_change_event_resolver import ROWS, _as_runs, at, streams, with_a_truncate
 
 from spark_cdc.change_events import current_only
 from spark_cdc.change_events.config import SourceConfig
@@ -48,10 +48,7 @@ def test_a_current_only_source_holds_the_reference_state_after_every_run(spark, 
     config = SourceConfig("rows", ROWS, truncate="apply" if truncates else None)
     generated = [data.draw(streams(stream)) for stream in range(1, 7)]
     if truncates:
-        stream = data.draw(st.integers(0, len(generated) - 1))
-        rows, batches = generated[stream]
-        truncate = ChangeEvent("truncate", at(data.draw(st.integers(1, 8))), None, None, None)
-        generated[stream] = (rows, [*batches[:-1], [*batches[-1], truncate]])
+        generated = with_a_truncate(data, generated)
     existing, runs, every_event = _as_runs(generated)
     expected = resolve_reference(existing, every_event, ROWS, truncates=truncates)
     initial = initial_frame(spark, existing, ROWS)

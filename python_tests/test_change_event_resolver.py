@@ -276,6 +276,36 @@ def streams(draw, stream: int) -> tuple[dict, list[list[ChangeEvent]]]:
     return existing, batches
 
 
+def with_null_updates(data, generated: list) -> list:
+    """The streams with their updates' values NULL at random (partial updates)."""
+
+    def nulled(event: ChangeEvent) -> ChangeEvent:
+        if event.change_type != "update":
+            return event
+        gone = data.draw(st.sets(st.sampled_from(["name", "amount"])))
+        values = tuple(
+            None if n in gone else v
+            for n, v in zip(event.column_names, event.column_values, strict=True)
+        )
+        return dataclasses.replace(event, column_values=values)
+
+    return [
+        (rows, [[nulled(e) for e in batch] for batch in batches]) for rows, batches in generated
+    ]
+
+
+def with_a_truncate(data, generated: list) -> list:
+    """The streams with a truncate at a random time in the last batch of one of them."""
+    stream = data.draw(st.integers(0, len(generated) - 1))
+    rows, batches = generated[stream]
+    truncate = ChangeEvent("truncate", at(data.draw(st.integers(1, 8))), None, None, None)
+    return [
+        *generated[:stream],
+        (rows, [*batches[:-1], [*batches[-1], truncate]]),
+        *generated[stream + 1 :],
+    ]
+
+
 def _as_runs(generated: list) -> tuple[dict, list[list], list[ChangeEvent]]:
     """Streams (existing rows, batches) as (every stream's existing rows, runs: the n-th run
     takes each stream's n-th batch under a batch id of its own, every event)."""
@@ -502,21 +532,7 @@ def test_partial_updates_by_incremental_and_full_runs_equal_the_reference(spark,
     """The random streams of the test above, their updates' values NULL at random, with
     ignore_null_updates: incremental runs, one run and the reference agree."""
     config = SourceConfig("rows", ROWS, ignore_null_updates=True)
-
-    def nulled(event: ChangeEvent) -> ChangeEvent:
-        if event.change_type != "update":
-            return event
-        gone = data.draw(st.sets(st.sampled_from(["name", "amount"])))
-        values = tuple(
-            None if n in gone else v
-            for n, v in zip(event.column_names, event.column_values, strict=True)
-        )
-        return dataclasses.replace(event, column_values=values)
-
-    generated = [data.draw(streams(stream)) for stream in range(1, 7)]
-    generated = [
-        (rows, [[nulled(e) for e in batch] for batch in batches]) for rows, batches in generated
-    ]
+    generated = with_null_updates(data, [data.draw(streams(stream)) for stream in range(1, 7)])
     existing, runs, every_event = _as_runs(generated)
     expected = resolve_reference(existing, every_event, ROWS, ignore_null_updates=True)
     initial = initial_frame(spark, existing, ROWS)

@@ -5,7 +5,6 @@ the reference model says (change_events.reference)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from datetime import datetime
 
@@ -19,7 +18,14 @@ from change_event_support import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_change_event_resolver import ROWS, _as_runs, at, streams
+from test_change_event_resolver import (
+    ROWS,
+    _as_runs,
+    at,
+    streams,
+    with_a_truncate,
+    with_null_updates,
+)
 
 from spark_cdc.change_events.config import SourceConfig
 from spark_cdc.change_events.feed import feed_frame
@@ -142,15 +148,9 @@ def test_incremental_and_full_runs_with_tracked_columns_equal_the_reference(spar
     )
     generated = [data.draw(streams(stream)) for stream in range(1, 9)]
     if partial:
-        generated = [
-            (rows, [[_nulled(data, e) for e in batch] for batch in batches])
-            for rows, batches in generated
-        ]
+        generated = with_null_updates(data, generated)
     if truncates:
-        stream = data.draw(st.integers(0, len(generated) - 1))
-        rows, batches = generated[stream]
-        truncate = ChangeEvent("truncate", at(data.draw(st.integers(1, 8))), None, None, None)
-        generated[stream] = (rows, [*batches[:-1], [*batches[-1], truncate]])
+        generated = with_a_truncate(data, generated)
     existing, runs, every_event = _as_runs(generated)
     expected = resolve_reference(
         existing, every_event, ROWS, truncates, ignore_null_updates=partial, tracked=tracked
@@ -163,18 +163,6 @@ def test_incremental_and_full_runs_with_tracked_columns_equal_the_reference(spar
 
     _, rebuilt = run_incrementally(spark, [[b for run in runs for b in run]], config, initial)
     assert _versions(rebuilt) == _expected(expected)
-
-
-def _nulled(data, event: ChangeEvent) -> ChangeEvent:
-    """An update with some of its values NULL (drawn), other events as they are."""
-    if event.change_type != "update":
-        return event
-    gone = data.draw(st.sets(st.sampled_from(["name", "amount"])))
-    values = tuple(
-        None if n in gone else v
-        for n, v in zip(event.column_names, event.column_values, strict=True)
-    )
-    return dataclasses.replace(event, column_values=values)
 
 
 def test_a_late_name_change_splits_the_version_that_absorbed_later_changes(spark):
