@@ -126,8 +126,9 @@ def expected_state(result: ReferenceResult, schema: TargetSchema) -> dict[tuple,
     }
 
 
-def versions_of(history: DataFrame, schema: TargetSchema) -> Counter:
-    """History as a multiset of (key, valid_from, is_deleted, values, created_at, change_type)."""
+def versions_of(history: DataFrame, schema: TargetSchema, changed: bool = False) -> Counter:
+    """History as a multiset of (key, valid_from, is_deleted, values, created_at, change_type),
+    with ``changed``, then changed_at (None for a deleted version)."""
     return Counter(
         (
             tuple(row[k] for k in schema.keys),
@@ -136,12 +137,16 @@ def versions_of(history: DataFrame, schema: TargetSchema) -> Counter:
             None if row["is_deleted"] else tuple(row[c] for c in schema.columns),
             row["created_at"],
             row["change_type"],
+            *([None if row["is_deleted"] else row["changed_at"]] if changed else []),
         )
         for row in history.collect()
     )
 
 
-def expected_versions(result: ReferenceResult, schema: TargetSchema) -> Counter:
+def expected_versions(
+    result: ReferenceResult, schema: TargetSchema, changed: bool = False
+) -> Counter:
+    """The reference's versions in versions_of's shape."""
     return Counter(
         (
             key,
@@ -150,6 +155,7 @@ def expected_versions(result: ReferenceResult, schema: TargetSchema) -> Counter:
             None if v.values is None else tuple(v.values[c] for c in schema.columns),
             v.created_at,
             v.change_type,
+            *([None if v.is_deleted else v.changed_at] if changed else []),
         )
         for key, versions in result.history.items()
         for v in versions

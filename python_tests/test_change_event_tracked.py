@@ -12,9 +12,11 @@ import pytest
 from change_event_support import (
     HIGH,
     expected_state,
+    expected_versions,
     initial_frame,
     run_incrementally,
     state_of,
+    versions_of,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -43,36 +45,12 @@ def _upsert(kind: str, second: int, key: int, name: str, amount: int) -> ChangeE
 
 
 def _versions(history) -> Counter:
-    """(key, valid_from, is_deleted, values, created_at, change_type, changed_at) of each
-    version, deleted markers without values or changed_at."""
-    return Counter(
-        (
-            (row["id"],),
-            row["valid_from"],
-            row["is_deleted"],
-            None if row["is_deleted"] else (row["id"], row["name"], row["amount"]),
-            row["created_at"],
-            row["change_type"],
-            None if row["is_deleted"] else row["changed_at"],
-        )
-        for row in history.collect()
-    )
+    """versions_of with changed_at."""
+    return versions_of(history, ROWS, changed=True)
 
 
 def _expected(result: ReferenceResult) -> Counter:
-    return Counter(
-        (
-            key,
-            v.valid_from,
-            v.is_deleted,
-            None if v.values is None else tuple(v.values[c] for c in ROWS.columns),
-            v.created_at,
-            v.change_type,
-            None if v.is_deleted else v.changed_at,
-        )
-        for key, versions in result.history.items()
-        for v in versions
-    )
+    return expected_versions(result, ROWS, changed=True)
 
 
 def test_the_reference_updates_the_open_version_in_place_on_untracked_changes():
